@@ -1,0 +1,115 @@
+// Package leakscan looks for a secret where it must never be: results,
+// output, logs and every file a test run wrote. It reports where it found
+// the secret, never the secret itself, its length or any derivative.
+package leakscan
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// NewSecret returns a random secret for one test run: 24 URL-safe
+// characters with a fixed marker prefix so it is unlikely to occur by
+// chance and easy to see in a hex dump if it ever does.
+func NewSecret(t testing.TB) []byte {
+	t.Helper()
+	b := make([]byte, 18)
+	if _, err := randRead(b); err != nil {
+		t.Fatalf("random secret: %v", err)
+	}
+	return []byte("fg" + base64.RawURLEncoding.EncodeToString(b))
+}
+
+// forms are the encodings in which a leaked secret would most likely show
+// up: raw, URL-encoded, hex and base64 (std and URL alphabets), and the
+// UTF-16LE form some platforms store strings in.
+func forms(secret []byte) [][]byte {
+	s := string(secret)
+	u16 := make([]byte, 0, 2*len(secret))
+	for _, c := range secret {
+		u16 = append(u16, c, 0)
+	}
+	return [][]byte{
+		secret,
+		[]byte(url.QueryEscape(s)),
+		[]byte(hex.EncodeToString(secret)),
+		[]byte(base64.StdEncoding.EncodeToString(secret)),
+		[]byte(base64.RawURLEncoding.EncodeToString(secret)),
+		u16,
+	}
+}
+
+// Contains reports whether data holds the secret in any of the encodings
+// leakscan knows.
+func Contains(data, secret []byte) bool {
+	for _, f := range forms(secret) {
+		if bytes.Contains(data, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Bytes fails t if data, described by name, holds the secret.
+func Bytes(t testing.TB, secret []byte, name string, data []byte) {
+	t.Helper()
+	if Contains(data, secret) {
+		t.Errorf("leak: the secret appears in %s", name)
+	}
+}
+
+// Dirs fails t for every regular file under dirs that holds the secret. It
+// returns how many files it read, so a test can assert it looked at
+// something. Missing dirs are skipped; unreadable files are reported.
+func Dirs(t testing.TB, secret []byte, dirs ...string) int {
+	t.Helper()
+	n := 0
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if os.IsNotExist(err) || os.IsPermission(err) {
+					return nil
+				}
+				return err
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				if os.IsNotExist(err) {
+					return nil // removed while we walked
+				}
+				t.Errorf("leak scan: cannot read %s: %v", path, err)
+				return nil
+			}
+			n++
+			Bytes(t, secret, path, data)
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			t.Errorf("leak scan of %s: %v", dir, err)
+		}
+	}
+	return n
+}
+
+// Process fails t if the secret appears in the command line or environment
+// of process pid (Linux /proc; elsewhere it does nothing).
+func Process(t testing.TB, secret []byte, pid int) {
+	t.Helper()
+	for _, f := range []string{"cmdline", "environ"} {
+		p := filepath.Join("/proc", itoa(pid), f)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // exited, or not Linux
+		}
+		Bytes(t, secret, p, data)
+	}
+}
