@@ -1,1 +1,30 @@
+// fillgate's toolbar popup: the host connection, the pause switch and the
+// last few requests. It asks the service worker for all of it; it never
+// sees a value.
+"use strict";
+const api = globalThis.browser ?? globalThis.chrome;
+const $ = (id) => document.getElementById(id);
 
+function render(s) {
+  if (!s) return;
+  $("status").textContent = s.connected
+    ? `Connected to the fillgate host ${s.host.version}.`
+    : "Not connected: run “fillgate install”, then restart the browser.";
+  $("status").className = s.connected ? "ok" : "bad";
+  $("pause").checked = s.paused;
+  const rows = s.history.map((h) => {
+    const li = document.createElement("li");
+    const time = new Date(h.time);
+    li.textContent = `${isNaN(time) ? "" : time.toLocaleTimeString()} ${h.service} · ${h.origin || "?"} · ${h.status}`;
+    li.className = h.status === "ok" ? "ok" : "";
+    return li;
+  });
+  $("history").replaceChildren(...rows);
+  $("empty").hidden = rows.length > 0;
+}
+
+const ask = (msg) => api.runtime.sendMessage(msg).then(render, () => render(null));
+
+$("pause").addEventListener("change", (e) => ask({ type: "pause", paused: e.target.checked }));
+ask({ type: "state" });
+setInterval(() => ask({ type: "state" }), 2000);

@@ -1,1 +1,241 @@
+// fillgate's service worker (a background script in Firefox): keeps the
+// native-messaging port to the fillgate host open and answers its requests
+// as host/PROTOCOL.md, section 2, says. It never stores, logs or posts a
+// secret value; the one variable that holds it is dropped once the insert
+// returns.
+"use strict";
+if (typeof fillgateInPage !== "function") importScripts("inpage.js"); // Firefox loads it via background.scripts
 
+const api = globalThis.browser ?? globalThis.chrome;
+const HOST = "dev.fillgate.host";
+const VERSION = api.runtime.getManifest().version;
+const BACKOFF_MIN = 1000, BACKOFF_MAX = 30000, HISTORY = 10;
+
+let port = null; // the open native port, or null
+let host = null; // {version, pid} from the host's "host" notice
+let backoff = BACKOFF_MIN, retry = 0;
+let paused = false; // mirrors storage.local "paused", the only thing stored
+const history = []; // recent outcomes for the popup, newest first; never values
+const prompts = new Set(); // ids of the prompt windows this worker opened
+const loaded = api.storage.local.get("paused").then((v) => { paused = v.paused === true; });
+
+// connect opens the native port unless one is open, and says hello.
+async function connect() {
+  clearTimeout(retry);
+  await loaded;
+  if (port) return;
+  let p;
+  try {
+    p = api.runtime.connectNative(HOST);
+  } catch (e) {
+    return reconnectLater(e.message);
+  }
+  port = p;
+  p.onMessage.addListener(onHostMessage);
+  p.onDisconnect.addListener(() => {
+    if (port === p) { port = null; host = null; }
+    reconnectLater(api.runtime.lastError?.message ?? p.error?.message ?? "the host closed the port");
+  });
+  post({ type: "hello", version: VERSION, user_agent: navigator.userAgent, paused });
+}
+
+// reconnectLater logs why the port dropped (never a message's contents) and
+// retries with exponential backoff.
+function reconnectLater(why) {
+  console.warn(`fillgate: native host ${HOST} disconnected (${why}); retrying in ${backoff / 1000}s`);
+  clearTimeout(retry);
+  retry = setTimeout(connect, backoff);
+  backoff = Math.min(backoff * 2, BACKOFF_MAX);
+}
+
+function post(msg) {
+  try {
+    port?.postMessage(msg);
+  } catch (e) {
+    console.warn(`fillgate: could not write to the host: ${e.message}`);
+  }
+}
+
+function onHostMessage(msg) {
+  if (msg?.id === undefined) return notice(msg);
+  answer(msg).then((reply) => post({ id: msg.id, ...reply }));
+}
+
+function notice(msg) {
+  if (msg?.type === "host") {
+    host = { version: String(msg.version ?? ""), pid: msg.pid };
+    backoff = BACKOFF_MIN;
+  } else if (msg?.type === "outcome") {
+    const { time, service, origin, status } = msg;
+    history.unshift({ time, service, origin, status });
+    history.splice(HISTORY);
+  }
+}
+
+const handlers = { inspect, insert, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }) };
+
+// answer returns the reply (without id) to one host request.
+async function answer(msg) {
+  if (!Object.hasOwn(handlers, msg.type)) return fail("bad_request", "unknown request type");
+  try {
+    return await handlers[msg.type](msg);
+  } catch (e) {
+    return fail("internal", String(e?.message ?? e));
+  }
+}
+
+const fail = (error, detail) => ({ type: "error", error, detail });
+const notInserted = (reason) => ({ type: "not_inserted", reason });
+const originOf = (url) => { try { return new URL(url).origin; } catch { return ""; } };
+
+// targetTab is tab id, or the active tab of the last focused normal window.
+async function targetTab(id) {
+  if (id != null) return api.tabs.get(id).catch(() => null);
+  const win = await api.windows.getLastFocused({ windowTypes: ["normal"] }).catch(() => null);
+  const [tab] = win ? await api.tabs.query({ active: true, windowId: win.id }) : [];
+  return tab ?? null;
+}
+
+// probeAll runs the probe in every frame of the tab; with a token, each
+// frame remembers its focused element under it.
+async function probeAll(tabId, token) {
+  const results = await api.scripting.executeScript({
+    target: { tabId, allFrames: true }, world: "ISOLATED", func: fillgateInPage, args: ["probe", token ? { token } : {}],
+  });
+  const byPath = new Map();
+  for (const r of results) {
+    const path = r.result?.path;
+    if (!Array.isArray(path)) continue;
+    const key = path.join(".");
+    byPath.set(key, byPath.has(key) ? null : r); // two frames claiming one place: trust neither
+  }
+  return byPath;
+}
+
+// focusChain follows the focus from the top frame down through focused
+// frame elements: the frames' probe results, top first, or null when the
+// chain reaches a frame that could not be probed.
+function focusChain(byPath) {
+  const chain = [];
+  for (let r = byPath.get(""); r; ) {
+    chain.push(r);
+    if (!r.result.activeIsFrame) return chain[0].frameId === 0 ? chain : null;
+    r = r.result.childIndex >= 0 ? byPath.get([...r.result.path, r.result.childIndex].join(".")) : null;
+  }
+  return null;
+}
+
+// origins lists a chain's origins from the focused frame up to the top.
+const origins = (chain) => chain.map((r) => r.result.origin).reverse();
+
+// frameProblem is the first problem of a frame element on the way down to
+// the focused frame (a hidden, tiny, transparent or covered iframe).
+const frameProblem = (chain) => chain.slice(0, -1).map((r) => r.result.field.problem).find((p) => p) ?? "";
+
+async function inspect(msg) {
+  const tab = await targetTab(msg.tab);
+  if (!tab) return fail("no_tab", "no active tab");
+  const token = crypto.randomUUID();
+  let byPath;
+  try {
+    byPath = await probeAll(tab.id, token);
+  } catch (e) {
+    return fail("no_access", e.message);
+  }
+  const chain = focusChain(byPath);
+  if (!chain) return fail("no_access", "the focused frame cannot be scripted");
+  const end = chain.at(-1);
+  const { kind, split, problem } = end.result.field;
+  const field = { kind, split, problem: frameProblem(chain) || problem };
+  if (msg.frame != null && msg.frame !== end.frameId) Object.assign(field, { kind: "none", split: 0, problem: "" });
+  return { type: "inspected", tab: tab.id, frame: end.frameId, token, origins: origins(chain), field, paused };
+}
+
+async function insert(msg) {
+  const { tab: tabId, frame, token, origins: want, kind } = msg;
+  let value = msg.value;
+  delete msg.value;
+  try {
+    if (!Number.isInteger(tabId) || !Number.isInteger(frame) || typeof token !== "string" || !Array.isArray(want) || want.length === 0) {
+      return fail("bad_request", "insert needs tab, frame, token and origins");
+    }
+    if (paused) return notInserted("paused");
+    const tab = await api.tabs.get(tabId).catch(() => null);
+    if (!tab) return notInserted("tab_gone");
+    if (originOf(tab.url) !== want.at(-1)) return notInserted("origin_changed");
+    await bringToFront(tab);
+    const chain = focusChain(await probeAll(tabId, null).catch(() => new Map()));
+    if (!chain) return notInserted("origin_changed");
+    if (chain.at(-1).frameId !== frame) return notInserted("frame_changed");
+    if (origins(chain).join(" ") !== want.join(" ")) return notInserted("origin_changed");
+    if (frameProblem(chain)) return notInserted("not_usable");
+    const [res] = await api.scripting.executeScript({
+      target: { tabId, frameIds: [frame] }, world: "ISOLATED", func: fillgateInPage,
+      args: ["insert", { token, origin: want[0], kind, value }],
+    });
+    value = null;
+    const v = res?.result;
+    if (!v?.inserted) return notInserted(v?.reason || "insert_failed");
+    return { type: "inserted", matched: v.matched === true };
+  } finally {
+    value = null;
+  }
+}
+
+// bringToFront gives the tab's window focus back from the prompt without
+// touching the page's focused element.
+async function bringToFront(tab) {
+  try {
+    await api.tabs.update(tab.id, { active: true });
+    await api.windows.update(tab.windowId, { focused: true });
+  } catch (e) {
+    console.warn(`fillgate: could not bring the tab to the front: ${e.message}`);
+  }
+}
+
+async function openPrompt(msg) {
+  let url;
+  try {
+    url = new URL(msg.url);
+  } catch {
+    return fail("bad_request", "the prompt url is not a url");
+  }
+  if (url.protocol !== "http:" || url.hostname !== "127.0.0.1") return fail("bad_request", "the prompt must be on http://127.0.0.1");
+  const win = await api.windows.create({ type: "popup", url: url.href, width: 460, height: 560, focused: true });
+  prompts.add(win.id);
+  return { type: "prompt_opened", window: win.id };
+}
+
+async function closePrompt(msg) {
+  if (prompts.delete(msg.window)) await api.windows.remove(msg.window).catch(() => {});
+  return { type: "ok" };
+}
+
+api.windows.onRemoved.addListener((id) => {
+  if (prompts.delete(id)) post({ type: "prompt_closed", window: id });
+});
+
+api.storage.onChanged.addListener((changes, area) => {
+  if (area !== "local" || !changes.paused) return;
+  paused = changes.paused.newValue === true;
+  post({ type: "paused", paused });
+});
+
+// The popup asks for the state and flips the pause switch.
+api.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+  if (sender.id !== api.runtime.id) return false;
+  const state = () => ({ connected: host !== null, host, paused, history, version: VERSION });
+  if (msg?.type === "state") {
+    loaded.then(() => sendResponse(state()));
+    return true;
+  }
+  if (msg?.type === "pause") {
+    api.storage.local.set({ paused: msg.paused === true }).then(() => { paused = msg.paused === true; sendResponse(state()); });
+    return true;
+  }
+  return false;
+});
+
+api.runtime.onInstalled.addListener(() => connect());
+api.runtime.onStartup.addListener(() => connect());
+connect();

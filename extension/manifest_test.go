@@ -1,0 +1,83 @@
+package extension
+
+import (
+	"encoding/json"
+	"io/fs"
+	"testing"
+
+	"github.com/fillgate/fillgate/manifest"
+)
+
+type extManifest struct {
+	ManifestVersion int    `json:"manifest_version"`
+	Version         string `json:"version"`
+	Key             string `json:"key"`
+	Background      struct {
+		ServiceWorker string   `json:"service_worker"`
+		Scripts       []string `json:"scripts"`
+	} `json:"background"`
+	BrowserSpecificSettings struct {
+		Gecko struct {
+			ID string `json:"id"`
+		} `json:"gecko"`
+	} `json:"browser_specific_settings"`
+	Permissions []string `json:"permissions"`
+	Action      struct {
+		DefaultPopup string            `json:"default_popup"`
+		DefaultIcon  map[string]string `json:"default_icon"`
+	} `json:"action"`
+	Icons map[string]string `json:"icons"`
+}
+
+func readManifest(t *testing.T) extManifest {
+	t.Helper()
+	data, err := fs.ReadFile(Files, "manifest.json")
+	if err != nil {
+		t.Fatalf("read embedded manifest.json: %v", err)
+	}
+	var m extManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("parse manifest.json: %v", err)
+	}
+	return m
+}
+
+func TestManifestIdentity(t *testing.T) {
+	m := readManifest(t)
+	if m.Key != manifest.ExtensionKey {
+		t.Errorf("manifest.json key differs from manifest.ExtensionKey")
+	}
+	id, err := manifest.IDFromKey(m.Key)
+	if err != nil {
+		t.Fatalf("IDFromKey: %v", err)
+	}
+	if id != manifest.ExtensionID {
+		t.Errorf("key yields id %s, want %s", id, manifest.ExtensionID)
+	}
+	if got := m.BrowserSpecificSettings.Gecko.ID; got != manifest.FirefoxID {
+		t.Errorf("gecko id = %q, want %q", got, manifest.FirefoxID)
+	}
+	if m.ManifestVersion != 3 || m.Version != "0.1.0" {
+		t.Errorf("manifest_version %d, version %q; want 3, 0.1.0", m.ManifestVersion, m.Version)
+	}
+}
+
+// TestManifestFilesEmbedded checks that every file manifest.json names is in
+// Files, so the unpacked copy `fillgate install` writes loads.
+func TestManifestFilesEmbedded(t *testing.T) {
+	m := readManifest(t)
+	names := append([]string{m.Background.ServiceWorker, m.Action.DefaultPopup}, m.Background.Scripts...)
+	for _, icons := range []map[string]string{m.Icons, m.Action.DefaultIcon} {
+		for _, p := range icons {
+			names = append(names, p)
+		}
+	}
+	for _, name := range append(names, "popup.js", "popup.css") {
+		if _, err := fs.Stat(Files, name); err != nil {
+			t.Errorf("manifest names %q, but it is not embedded: %v", name, err)
+		}
+	}
+	if len(m.Background.Scripts) != 2 || m.Background.Scripts[0] != "inpage.js" || m.Background.ServiceWorker != "sw.js" {
+		t.Errorf("background = %+v; want service_worker sw.js and scripts [inpage.js sw.js]", m.Background)
+	}
+}
