@@ -1,0 +1,265 @@
+package cdp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/fillgate/fillgate/extension"
+	"github.com/fillgate/fillgate/host/fill"
+)
+
+// functionDeclaration is the embedded in-page function in the form
+// Runtime.callFunctionOn wants: the file's text is one function expression
+// (comments allowed); a trailing semicolon is dropped and a newline added
+// so that a trailing line comment cannot swallow the closing parenthesis
+// the browser wraps it in.
+func functionDeclaration(src string) string {
+	s := strings.TrimSpace(src)
+	s = strings.TrimSuffix(s, ";")
+	return s + "\n"
+}
+
+// world is an isolated world made for one frame: its execution context,
+// named by the system-unique id so that a call can never land in a context
+// of another process after a navigation.
+type world struct {
+	sess     *session
+	frameID  cdp.FrameID
+	uniqueID string
+}
+
+// probeResult is what probe({token}) returns (PROTOCOL.md section 3).
+type probeResult struct {
+	Origin        string         `json:"origin"`
+	Top           bool           `json:"top"`
+	ActiveIsFrame bool           `json:"activeIsFrame"`
+	Field         fill.FieldInfo `json:"field"`
+}
+
+// insertResult is what insert({token, origin, kind, value}) returns.
+type insertResult struct {
+	Inserted bool   `json:"inserted"`
+	Matched  bool   `json:"matched"`
+	Reason   string `json:"reason"`
+}
+
+// errContextGone reports that the isolated world's context no longer
+// exists: its frame navigated or went away.
+var errContextGone = errors.New("the frame's isolated world is gone")
+
+// errNotUTF8 refuses a value that is not valid UTF-8: it cannot be passed
+// to the page as a JavaScript string unchanged.
+var errNotUTF8 = errors.New("value is not valid UTF-8")
+
+// errThrew reports that the in-page function threw. Its text is never
+// forwarded: it could quote arguments.
+var errThrew = errors.New("the in-page function threw an exception")
+
+// newWorld creates an isolated world in frameID on s and learns its unique
+// context id from the Runtime.executionContextCreated event.
+func newWorld(ctx context.Context, s *session, frameID cdp.FrameID, name string) (*world, error) {
+	events, stop := s.target.Subscribe(runtime.ExecutionContextCreated.Method)
+	defer stop()
+	res, err := cdp.Call(ctx, s.target, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
+		FrameID:             frameID,
+		WorldName:           name,
+		GrantUniveralAccess: new(false),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create isolated world: %w", err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for the isolated world: %w", ctx.Err())
+		case <-s.detached:
+			return nil, errSessionGone
+		case raw, ok := <-events:
+			if !ok {
+				return nil, errSessionGone
+			}
+			var ev runtime.EventExecutionContextCreated
+			if err := json.Unmarshal(raw, &ev); err != nil || ev.Context == nil {
+				continue
+			}
+			if ev.Context.ID == res.ExecutionContextID && ev.Context.UniqueID != "" {
+				return &world{sess: s, frameID: frameID, uniqueID: ev.Context.UniqueID}, nil
+			}
+		}
+	}
+}
+
+// call runs fillgateInPage(op, arg) in the world. argJSON is the raw JSON
+// of arg. With byValue the result comes back as JSON; otherwise as a remote
+// object in objectGroup.
+func (w *world) call(ctx context.Context, js, op string, argJSON []byte, byValue bool) (*runtime.RemoteObject, error) {
+	opJSON, _ := json.Marshal(op)
+	args := []*runtime.CallArgument{{Value: opJSON}}
+	if argJSON != nil {
+		args = append(args, &runtime.CallArgument{Value: argJSON})
+	}
+	res, err := cdp.Call(ctx, w.sess.target, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: js,
+		Arguments:           args,
+		UniqueContextID:     w.uniqueID,
+		ReturnByValue:       new(byValue),
+		AwaitPromise:        new(true),
+		Silent:              new(true),
+		ObjectGroup:         objectGroup,
+	})
+	if err != nil {
+		if isContextGone(err) {
+			return nil, errContextGone
+		}
+		return nil, w.sess.wrap(err)
+	}
+	if res.ExceptionDetails != nil {
+		return nil, errThrew
+	}
+	if res.Result == nil {
+		return nil, fmt.Errorf("%s: no result", op)
+	}
+	return res.Result, nil
+}
+
+// objectGroup holds the remote objects fillgate asks for, so they can be
+// released together.
+const objectGroup = "fillgate"
+
+// probe runs probe({token}).
+func (w *world) probe(ctx context.Context, js, token string) (probeResult, error) {
+	arg, _ := json.Marshal(map[string]string{"token": token})
+	obj, err := w.call(ctx, js, "probe", arg, true)
+	if err != nil {
+		return probeResult{}, err
+	}
+	var pr probeResult
+	if len(obj.Value) == 0 || string(obj.Value) == "null" {
+		return probeResult{}, errors.New("probe returned nothing")
+	}
+	if err := json.Unmarshal(obj.Value, &pr); err != nil {
+		return probeResult{}, fmt.Errorf("probe result: %w", err)
+	}
+	if pr.Field.Kind == "" {
+		pr.Field.Kind = fill.FieldNone
+	}
+	return pr, nil
+}
+
+// activeChild runs activeFrame() and maps the focused frame element to the
+// id of the frame it holds.
+func (w *world) activeChild(ctx context.Context, js string) (cdp.FrameID, error) {
+	obj, err := w.call(ctx, js, "activeFrame", nil, false)
+	if err != nil {
+		return "", err
+	}
+	if obj.ObjectID == "" {
+		return "", errors.New("activeFrame returned no element")
+	}
+	defer func() {
+		_, _ = cdp.Call(ctx, w.sess.target, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: obj.ObjectID})
+	}()
+	node, err := cdp.Call(ctx, w.sess.target, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: obj.ObjectID})
+	if err != nil {
+		return "", fmt.Errorf("describe the focused frame element: %w", w.sess.wrap(err))
+	}
+	if node.Node == nil || node.Node.FrameID == "" {
+		return "", errors.New("the focused frame element has no frame")
+	}
+	return node.Node.FrameID, nil
+}
+
+// insert runs insert({token, origin, kind, value}). The argument is built
+// by hand into one buffer that is zeroed when the call returns. chromedp
+// copies the parameters into its own message buffers (jsonv2.Marshal, the
+// WebSocket encoder); those copies are beyond our reach and live until the
+// garbage collector or the next message reuses them.
+func (w *world) insert(ctx context.Context, js, token, origin, kind string, value []byte) (insertResult, error) {
+	if !utf8.Valid(value) {
+		return insertResult{}, errNotUTF8
+	}
+	// Size the buffer exactly so append never copies the value into a
+	// backing array we would not zero.
+	size := len(`{"token":,"origin":,"kind":,"value":}`) + jsonStringLen([]byte(token)) +
+		jsonStringLen([]byte(origin)) + jsonStringLen([]byte(kind)) + jsonStringLen(value)
+	arg := make([]byte, 0, size)
+	arg = append(arg, `{"token":`...)
+	arg = appendJSONString(arg, []byte(token))
+	arg = append(arg, `,"origin":`...)
+	arg = appendJSONString(arg, []byte(origin))
+	arg = append(arg, `,"kind":`...)
+	arg = appendJSONString(arg, []byte(kind))
+	arg = append(arg, `,"value":`...)
+	arg = appendJSONString(arg, value)
+	arg = append(arg, '}')
+	obj, err := w.call(ctx, js, "insert", arg, true)
+	clear(arg[:cap(arg)])
+	if err != nil {
+		return insertResult{}, err
+	}
+	var ir insertResult
+	if err := json.Unmarshal(obj.Value, &ir); err != nil {
+		return insertResult{}, errors.New("insert returned something unexpected")
+	}
+	return ir, nil
+}
+
+// jsonStringLen is the length of appendJSONString's output for s.
+func jsonStringLen(s []byte) int {
+	n := 2
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			n += 2
+		case c < 0x20:
+			n += 6
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// appendJSONString appends s as a JSON string. It never allocates a copy
+// of s other than dst, so the caller can zero dst afterwards. s must be
+// valid UTF-8.
+func appendJSONString(dst, s []byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
+
+// newToken returns a random name for the element a probe remembers.
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// worldName is a random isolated-world name per connection, so no other
+// CDP client can have made a world of that name first.
+func worldName() string { return "fillgate-" + newToken() }
+
+// inPageSource is the embedded in-page function.
+func inPageSource() string { return functionDeclaration(extension.InPageJS) }

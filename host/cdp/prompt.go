@@ -1,0 +1,116 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/fillgate/fillgate/host/fill"
+)
+
+// OpenPrompt implements fill.Browser. With the system opener it hands the
+// URL to the OS (xdg-open, open, rundll32) and returns a window whose
+// Closed is nil (the opener cannot tell). With OpenerCDPTab it opens a new
+// tab of the CDP browser, and Closed fires when that tab is closed. Either
+// way the URL goes to the browser only, never into a result or a log. Only
+// a loopback http URL is opened.
+func (b *Browser) OpenPrompt(ctx context.Context, rawURL string) (fill.PromptWindow, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || !IsLoopback(u.Hostname()) {
+		return nil, newError(b.ep, ReasonPromptNotOpened, "the prompt URL is not a loopback http URL", nil)
+	}
+	if b.opts.Opener != OpenerCDPTab {
+		if err := b.opts.OpenURL(ctx, rawURL); err != nil {
+			return nil, newError(b.ep, ReasonPromptNotOpened, "the system opener failed", err)
+		}
+		return systemWindow{}, nil
+	}
+
+	// Listen before the tab exists, so its end cannot be missed.
+	events, stop := b.browser.Subscribe(target.TargetDestroyed.Method)
+	if _, err := cdp.Call(ctx, b.browser, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		stop()
+		return nil, b.transportError(ctx, err)
+	}
+	res, err := cdp.Call(ctx, b.browser, target.CreateTarget, target.CreateTargetParams{URL: rawURL})
+	if err != nil {
+		stop()
+		return nil, b.transportError(ctx, err)
+	}
+	p := &promptTab{b: b, id: res.TargetID, closed: make(chan struct{})}
+	b.mu.Lock()
+	b.prompts[p.id] = p
+	b.mu.Unlock()
+	go p.watch(events, stop)
+	return p, nil
+}
+
+// systemWindow is a prompt the OS opener showed: fillgate cannot see or
+// close it.
+type systemWindow struct{}
+
+// Closed implements fill.PromptWindow: nil, the opener cannot tell.
+func (systemWindow) Closed() <-chan struct{} { return nil }
+
+// Close implements fill.PromptWindow: nothing to do.
+func (systemWindow) Close(context.Context) error { return nil }
+
+// promptTab is a prompt opened as a tab of the CDP browser. It is the only
+// tab fillgate ever closes.
+type promptTab struct {
+	b          *Browser
+	id         target.ID
+	closed     chan struct{}
+	closedOnce sync.Once
+	closeOnce  sync.Once
+	closeErr   error
+}
+
+// Closed implements fill.PromptWindow: it is closed once the tab is gone.
+func (p *promptTab) Closed() <-chan struct{} { return p.closed }
+
+// Close implements fill.PromptWindow: it closes the prompt tab (only that
+// tab). Safe to call more than once.
+func (p *promptTab) Close(ctx context.Context) error {
+	p.closeOnce.Do(func() {
+		_, err := cdp.Call(ctx, p.b.browser, target.CloseTarget, target.CloseTargetParams{TargetID: p.id})
+		var cerr *cdproto.Error
+		if err != nil && !errors.As(err, &cerr) {
+			// A browser error means the tab is already gone; anything else
+			// is a failure to report.
+			p.closeErr = fmt.Errorf("close the prompt tab: %w", p.b.transportError(ctx, err))
+		}
+		p.b.mu.Lock()
+		delete(p.b.prompts, p.id)
+		p.b.mu.Unlock()
+	})
+	return p.closeErr
+}
+
+// watch closes p.closed when the browser reports the tab destroyed.
+func (p *promptTab) watch(events <-chan jsonv2.Value, stop func()) {
+	defer stop()
+	for {
+		select {
+		case <-p.b.bctx.Done():
+			return
+		case raw, ok := <-events:
+			if !ok {
+				return
+			}
+			var ev target.EventTargetDestroyed
+			if json.Unmarshal(raw, &ev) == nil && ev.TargetID == p.id {
+				p.closedOnce.Do(func() { close(p.closed) })
+				return
+			}
+		}
+	}
+}
