@@ -3,6 +3,7 @@ package cdp
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -18,6 +19,7 @@ const (
 	reasonFrameChanged  = "frame_changed"
 	reasonElementGone   = "element_gone"
 	reasonInsertFailed  = "insert_failed"
+	reasonNotUsable     = "not_usable"
 )
 
 // Insert implements fill.Browser. It brings the inspected tab to the
@@ -34,7 +36,7 @@ func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte) 
 	if !ok || in.Frame != in.Tab || in.Token != loc.token {
 		return fill.Verdict{}, newError(b.ep, ReasonUnknownInspect, "", nil)
 	}
-	if len(in.Origins) == 0 || in.Origins[0] != loc.focused().origin {
+	if !slices.Equal(in.Origins, loc.origins()) {
 		return fill.Verdict{}, newError(b.ep, ReasonUnknownInspect, "", nil)
 	}
 	if loc.page.gone() {
@@ -126,6 +128,11 @@ func (b *Browser) recheck(ctx context.Context, loc *location) (string, error) {
 		}
 		if !pr.ActiveIsFrame {
 			return reasonFrameChanged, nil
+		}
+		if pr.Field.Problem != "" {
+			// The frame element on the way down is now hidden, tiny,
+			// transparent or covered.
+			return reasonNotUsable, nil
 		}
 		child, err := lv.world.activeChild(ctx, b.js)
 		if err != nil || child != loc.chain[i+1].world.frameID {

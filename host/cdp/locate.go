@@ -38,6 +38,18 @@ type location struct {
 
 func (l *location) focused() level { return l.chain[len(l.chain)-1] }
 
+// frameProblem is the first problem of a frame element on the way down to
+// the focused frame (a hidden, tiny, transparent or covered iframe), as the
+// extension reports it.
+func (l *location) frameProblem() string {
+	for _, lv := range l.chain[:len(l.chain)-1] {
+		if lv.probe.Field.Problem != "" {
+			return lv.probe.Field.Problem
+		}
+	}
+	return ""
+}
+
 // origins lists the chain's origins, focused first.
 func (l *location) origins() []string {
 	out := make([]string, 0, len(l.chain))
@@ -89,13 +101,16 @@ func (b *Browser) Inspect(ctx context.Context, req fill.Request) (fill.Inspectio
 	b.mu.Lock()
 	b.located[h] = loc
 	b.mu.Unlock()
-	f := loc.focused()
+	field := loc.focused().probe.Field
+	if p := loc.frameProblem(); p != "" {
+		field.Problem = p
+	}
 	return fill.Inspection{
 		Tab:     h,
 		Frame:   h,
 		Token:   loc.token,
 		Origins: loc.origins(),
-		Field:   f.probe.Field,
+		Field:   field,
 	}, nil
 }
 
