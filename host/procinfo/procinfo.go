@@ -1,0 +1,74 @@
+// Package procinfo describes processes: their name, executable and parent.
+// The agent socket uses it to name the process that asked for a fill: the
+// nearest ancestor of the socket peer that is not fillgate itself.
+//
+// Each OS has its own source: /proc on Linux, the kern.proc.pid and
+// kern.procargs2 sysctls on macOS, a Toolhelp32 snapshot on Windows.
+package procinfo
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Process is one process as the OS describes it.
+type Process struct {
+	PID int
+	// PPID is the parent's pid, or 0 when the OS names none (or, on
+	// Windows, when the recorded parent has exited and its pid was reused).
+	PPID int
+	// Name is the short process name (Linux comm, macOS p_comm, the
+	// Windows image name).
+	Name string
+	// Exe is the executable's path, or "" when the OS would not tell (for
+	// example for another user's process).
+	Exe string
+}
+
+// ErrNotFound is returned by Get for a pid with no process.
+var ErrNotFound = errors.New("no such process")
+
+// maxDepth bounds the walk up the parent chain.
+const maxDepth = 64
+
+// Get describes the process pid.
+func Get(pid int) (Process, error) {
+	if pid <= 0 {
+		return Process{}, fmt.Errorf("process %d: %w", pid, ErrNotFound)
+	}
+	p, err := get(pid)
+	if err != nil {
+		return Process{}, fmt.Errorf("process %d: %w", pid, err)
+	}
+	return p, nil
+}
+
+// Nearest returns the nearest process, starting with pid itself and then
+// going up its parent chain, for which skip reports false. It fails when a
+// process in the chain cannot be described or the chain ends first.
+func Nearest(pid int, skip func(Process) bool) (Process, error) {
+	cur := pid
+	for range maxDepth {
+		p, err := Get(cur)
+		if err != nil {
+			return Process{}, fmt.Errorf("walking the parents of %d: %w", pid, err)
+		}
+		if !skip(p) {
+			return p, nil
+		}
+		if p.PPID <= 0 || p.PPID == p.PID {
+			return Process{}, fmt.Errorf("walking the parents of %d: the chain ends at %d", pid, p.PID)
+		}
+		cur = p.PPID
+	}
+	return Process{}, fmt.Errorf("walking the parents of %d: more than %d levels", pid, maxDepth)
+}
+
+// Alive reports whether a process with pid exists (a process of another
+// user counts).
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	return alive(pid)
+}

@@ -1,0 +1,12 @@
+//go:build !linux && !darwin && !windows
+
+package procinfo
+
+import (
+	"errors"
+	"fmt"
+)
+
+func get(pid int) (Process, error) {
+	return Process{}, fmt.Errorf("describing processes on this OS: %w", errors.ErrUnsupported)
+}
