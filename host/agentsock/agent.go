@@ -1,0 +1,67 @@
+package agentsock
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/host/procinfo"
+)
+
+// findAgent names the process that asked: the nearest of the peer and its
+// ancestors that is not fillgate (a `fillgate fill` or `fillgate mcp`
+// client stands between the agent and the socket). When the walk fails the
+// peer itself is the agent.
+func findAgent(peerPID int, self string) fill.Agent {
+	a := fill.Agent{PID: peerPID, PeerPID: peerPID}
+	p, err := procinfo.Nearest(peerPID, func(p procinfo.Process) bool { return isFillgate(p, self) })
+	if err != nil {
+		p, err = procinfo.Get(peerPID)
+	}
+	if err == nil {
+		a.Name, a.PID, a.Exe = p.Name, p.PID, p.Exe
+	}
+	return a
+}
+
+// isFillgate reports whether p runs fillgate: this very executable, or any
+// executable named fillgate. Without a known executable, its name decides.
+func isFillgate(p procinfo.Process, self string) bool {
+	name := p.Name
+	if p.Exe != "" {
+		if self != "" && samePath(p.Exe, self) {
+			return true
+		}
+		name = filepath.Base(p.Exe)
+	}
+	return strings.EqualFold(name, "fillgate") || strings.EqualFold(name, "fillgate.exe")
+}
+
+// selfExe is this process's executable with symlinks resolved, or "".
+func selfExe() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return filepath.Clean(exe)
+}
+
+// samePath compares an executable path the OS reported with ours.
+func samePath(exe, self string) bool {
+	exe = filepath.Clean(exe)
+	if filepath.IsAbs(exe) {
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+	}
+	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
+		// Case-insensitive file systems by default.
+		return strings.EqualFold(exe, self)
+	}
+	return exe == self
+}

@@ -1,0 +1,165 @@
+// Package agentsock is the agent socket: the local AF_UNIX socket through
+// which an agent client (`fillgate fill`, `fillgate mcp`) asks a running
+// host for a fill, and the client side of it. It implements section 1 of
+// host/PROTOCOL.md.
+//
+// The host side is Listen and Serve: every host listens on
+// <dir>/hosts/<pid>.sock, and the first live one also owns <dir>/agent.sock.
+// Every accepted connection must come from a process of the same user; the
+// process that asked (the agent) is the nearest ancestor of the peer that is
+// not fillgate itself. The client side is Fill and Status.
+//
+// No message on this socket ever carries a secret value.
+package agentsock
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/fillgate/fillgate/host/fill"
+)
+
+// Ops a Request may name.
+const (
+	OpFill   = "fill"
+	OpStatus = "status"
+)
+
+// Message types a host sends.
+const (
+	TypeProgress = "progress"
+	TypeResult   = "result"
+	TypeStatus   = "status"
+	TypeError    = "error"
+)
+
+// Error codes of a TypeError message.
+const (
+	// CodeBadRequest: the host could not read the request (malformed, too
+	// large, too slow, or asking for something unknown).
+	CodeBadRequest = "bad_request"
+	// CodeForbidden: the peer runs as another user.
+	CodeForbidden = "forbidden"
+)
+
+// Limits of one request.
+const (
+	// MaxRequest is the largest request line, its newline included.
+	MaxRequest = 64 << 10
+	// ReadTimeout is how long after connecting the whole request may take.
+	ReadTimeout = 5 * time.Second
+	// maxClient bounds the display-only client name.
+	maxClient = 64
+)
+
+// Request is the one JSON object a client sends per connection.
+type Request struct {
+	Op      string `json:"op"`
+	Service string `json:"service,omitempty"`
+	Field   string `json:"field,omitempty"`
+	// TimeoutMS may shorten the prompt budget, never lengthen it; 0 means
+	// the policy's budget.
+	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+	Tab       *int64 `json:"tab,omitempty"`
+	Frame     *int64 `json:"frame,omitempty"`
+	// Client says how the agent reached fillgate; display only.
+	Client string `json:"client,omitempty"`
+}
+
+// Message is one newline-delimited JSON message a host sends. Type says
+// which of the other fields are set.
+type Message struct {
+	Type string `json:"type"`
+	// Phase and Deadline: TypeProgress.
+	Phase    string    `json:"phase,omitempty"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Result: TypeResult.
+	Result *fill.Result `json:"result,omitempty"`
+	// Status: TypeStatus.
+	Status *HostStatus `json:"status,omitempty"`
+	// Error and Detail: TypeError.
+	Error  string `json:"error,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// HostStatus describes one running host.
+type HostStatus struct {
+	Version string `json:"version"`
+	PID     int    `json:"pid"`
+	// Browser is the browser family that started the host (e.g.
+	// "chromium", "firefox").
+	Browser string `json:"browser,omitempty"`
+	// Caller is the origin or add-on id the browser passed to the host.
+	Caller    string          `json:"caller,omitempty"`
+	Extension ExtensionStatus `json:"extension"`
+	// Socket is the host's own hosts/<pid>.sock path.
+	Socket string `json:"socket,omitempty"`
+}
+
+// ExtensionStatus describes the extension connected to a host.
+type ExtensionStatus struct {
+	Connected bool   `json:"connected"`
+	Version   string `json:"version,omitempty"`
+	Paused    bool   `json:"paused"`
+	UserAgent string `json:"user_agent,omitempty"`
+}
+
+// newFillRequest is the wire form of req.
+func newFillRequest(req fill.Request, client string) Request {
+	w := Request{
+		Op:      OpFill,
+		Service: req.Service,
+		Field:   req.Field,
+		Tab:     req.Tab,
+		Frame:   req.Frame,
+		Client:  client,
+	}
+	if req.Timeout > 0 {
+		w.TimeoutMS = max(req.Timeout.Milliseconds(), 1)
+	}
+	return w
+}
+
+// fillRequest checks a fill request and converts it. Its errors are
+// details for a bad_request message: they never echo what the client sent.
+func (r Request) fillRequest() (fill.Request, error) {
+	if r.Service == "" {
+		return fill.Request{}, fmt.Errorf("service is missing")
+	}
+	field, err := fill.NormalizeField(r.Field)
+	if err != nil {
+		return fill.Request{}, fmt.Errorf("unknown field: use %s or %s", fill.FieldPassword, fill.FieldOTP)
+	}
+	if r.TimeoutMS < 0 {
+		return fill.Request{}, fmt.Errorf("timeout_ms must not be negative")
+	}
+	ms := min(r.TimeoutMS, math.MaxInt64/int64(time.Millisecond))
+	return fill.Request{
+		Service: r.Service,
+		Field:   field,
+		Timeout: time.Duration(ms) * time.Millisecond,
+		Tab:     r.Tab,
+		Frame:   r.Frame,
+	}, nil
+}
+
+// cleanClient makes the display-only client name safe to show in a prompt
+// or a log line: printable characters only, at most maxClient of them.
+func cleanClient(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == maxClient {
+			break
+		}
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
