@@ -1,0 +1,255 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// MaxSplit is the most boxes a split one-time code may have.
+const MaxSplit = 16
+
+// Input is what Evaluate decides on: the agent's request and what the
+// browser reported about the focused field. It never holds a value.
+type Input struct {
+	// Service is the service the agent asked for, e.g. "github.com".
+	Service string
+	// Field is the kind asked for: "password" or "one-time-code".
+	Field string
+	// Origins lists the focused frame's origin first, then each frame's
+	// above it up to the top-level page, as the browser serialises them.
+	Origins []string
+	// FieldKind is the focused field's kind: "password", "one-time-code",
+	// "other" or "none".
+	FieldKind string
+	// FieldSplit is the number of boxes of a split one-time code, or 0.
+	FieldSplit int
+	// FieldProblem is why the field is not usable, "" when it is: disabled,
+	// readonly, hidden, tiny, transparent, offscreen, covered.
+	FieldProblem string
+	// AgentExe is the asking agent's executable path ("" when unknown).
+	AgentExe string
+	// Via is the path the value would take: ViaExtension or ViaCDP.
+	Via string
+}
+
+// Checks that refuse a request, as Decision.Check reports them.
+const (
+	CheckService = "service" // the service name is not valid
+	CheckField   = "field"   // the requested field kind, or the focused field
+	CheckVia     = "via"     // the path is not valid or not allowed
+	CheckOrigin  = "origin"  // the focused frame's origin
+	CheckFrame   = "frame"   // a frame above the focused one
+	CheckAgent   = "agent"   // the agent may not ask for this service
+)
+
+// Decision is Evaluate's answer.
+type Decision struct {
+	// Allow is true when the request may go ahead to the prompt.
+	Allow bool
+	// Check names the check that refused (CheckService, ...); "" when
+	// allowed.
+	Check string
+	// Detail is one or two sentences for the agent and the human: what
+	// was decided and, on a refusal, what to do about it.
+	Detail string
+}
+
+// refuse builds a refusal.
+func refuse(check, format string, args ...any) Decision {
+	return Decision{Check: check, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Evaluate decides whether the request in may go ahead. It is a pure
+// function of p and in. It checks, in this order: the service, the
+// requested field kind, the path, the focused frame's origin, every frame
+// above it, the rules that apply (agent, field kinds, path), and the
+// focused field itself. A nil p means Default().
+func (p *Policy) Evaluate(in Input) Decision {
+	if p == nil {
+		p = Default()
+	}
+	svc, err := NormalizeService(in.Service)
+	if err != nil {
+		return refuse(CheckService, "The %v.", err)
+	}
+	service, _ := normalizeHost(svc)
+	if in.Field != fieldPassword && in.Field != fieldOTP {
+		return refuse(CheckField, "The requested field %s is not valid; ask for password or one-time-code.", quote(in.Field))
+	}
+	if in.Via != ViaExtension && in.Via != ViaCDP {
+		return refuse(CheckVia, "The path %s is not valid; it is extension or cdp.", quote(in.Via))
+	}
+	if len(in.Origins) == 0 {
+		return refuse(CheckOrigin, "The browser reported no origin for the focused frame; nothing was asked.")
+	}
+	focused, err := parseOrigin(in.Origins[0])
+	if err != nil {
+		return refuse(CheckOrigin, "The focused frame's origin %s is refused: %v. Open the %s login page itself and try again.", quote(in.Origins[0]), err, svc)
+	}
+	if d, ok := matchService(focused, service, CheckOrigin, "The focused field is on"); !ok {
+		return d
+	}
+	rules := p.rulesFor(focused.host)
+	if d, ok := checkAncestors(in.Origins[1:], service, focused, rules); !ok {
+		return d
+	}
+	if d, ok := checkRules(in, rules); !ok {
+		return d
+	}
+	if d, ok := checkFieldKind(in, focused); !ok {
+		return d
+	}
+	return Decision{Allow: true, Detail: fmt.Sprintf("The focused %s field on %s belongs to %s.", fieldNoun(in.Field), focused, svc)}
+}
+
+// matchService refuses an origin whose host is not the service or a name
+// under it, or that is not https (http only on loopback) with the default
+// port. check names the check and what starts the sentence.
+func matchService(o origin, service host, check, what string) (Decision, bool) {
+	if err := o.belongsTo(service); err != nil {
+		return refuse(check, "%s %s, which %v; nothing was asked. Open the %s login page itself and try again.", what, o, err, service), false
+	}
+	if err := o.transport(); err != nil {
+		return refuse(check, "%s %s, which %v; nothing was asked.", what, o, err), false
+	}
+	return Decision{}, true
+}
+
+// checkAncestors checks the frames above the focused one, nearest first:
+// each must match the service like the focused frame, or be an origin a
+// rule names in frame_ancestors.
+func checkAncestors(ancestors []string, service host, focused origin, rules []*Rule) (Decision, bool) {
+	for _, a := range ancestors {
+		o, err := parseOrigin(a)
+		if err != nil {
+			return refuse(CheckFrame, "The focused field on %s is inside a frame whose origin %s is refused: %v; nothing was asked.", focused, quote(a), err), false
+		}
+		if allowedAncestor(rules, a) {
+			continue
+		}
+		what := fmt.Sprintf("The focused field on %s is inside a page from", focused)
+		if d, ok := matchService(o, service, CheckFrame, what); !ok {
+			return d, false
+		}
+	}
+	return Decision{}, true
+}
+
+// allowedAncestor reports whether a rule names origin a in frame_ancestors.
+func allowedAncestor(rules []*Rule, a string) bool {
+	for _, r := range rules {
+		if slices.Contains(r.FrameAncestors, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRules applies the limits of the rules that hold for the request.
+func checkRules(in Input, rules []*Rule) (Decision, bool) {
+	for _, r := range rules {
+		if len(r.Agents) > 0 && !slices.ContainsFunc(r.Agents, func(a string) bool { return sameExe(a, in.AgentExe) }) {
+			agent := quote(in.AgentExe)
+			if in.AgentExe == "" {
+				agent = "an agent whose executable is unknown"
+			}
+			return refuse(CheckAgent, "The policy lets only named programs ask for %s, and %s is not one of them; nothing was asked.", r.Service, agent), false
+		}
+		if len(r.Fields) > 0 && !slices.Contains(r.Fields, in.Field) {
+			return refuse(CheckField, "The policy does not allow filling a %s for %s; nothing was asked.", fieldNoun(in.Field), r.Service), false
+		}
+		if len(r.AllowVia) > 0 && !slices.Contains(r.AllowVia, in.Via) {
+			return refuse(CheckVia, "The policy allows filling %s only through %s, not %s; nothing was asked.", r.Service, viaNouns(r.AllowVia), viaNoun(in.Via)), false
+		}
+	}
+	return Decision{}, true
+}
+
+// checkFieldKind refuses a focused field of the wrong kind, or one that is
+// not usable.
+func checkFieldKind(in Input, focused origin) (Decision, bool) {
+	want := fieldNoun(in.Field)
+	switch in.FieldKind {
+	case fieldNone:
+		return refuse(CheckField, "Nothing is focused on %s: click into the %s field of the login form, then ask again.", focused, want), false
+	case fieldOther:
+		return refuse(CheckField, "The focused field on %s is not a %s field: click into the %s field of the login form, then ask again.", focused, want, want), false
+	case fieldPassword, fieldOTP:
+		if in.FieldKind != in.Field {
+			return refuse(CheckField, "The focused field on %s is a %s field, but a %s was asked for: click into the %s field, or ask for a %s.", focused, fieldNoun(in.FieldKind), want, want, fieldNoun(in.FieldKind)), false
+		}
+	default:
+		return refuse(CheckField, "The browser reported an unknown field kind %s; nothing was asked.", quote(in.FieldKind)), false
+	}
+	if in.FieldProblem != "" {
+		return refuse(CheckField, "The focused %s field on %s %s, so it cannot be filled safely: make it visible and usable, click into it, then ask again.", want, focused, problemPhrase(in.FieldProblem)), false
+	}
+	switch {
+	case in.FieldSplit < 0 || in.FieldSplit > MaxSplit || in.FieldSplit == 1:
+		return refuse(CheckField, "The browser reported %d boxes for the focused field; nothing was asked.", in.FieldSplit), false
+	case in.FieldSplit > 0 && in.FieldKind != fieldOTP:
+		return refuse(CheckField, "The focused %s field is split into boxes, which only one-time codes use; nothing was asked.", want), false
+	}
+	return Decision{}, true
+}
+
+// rulesFor returns the rules that apply to a page on host h.
+func (p *Policy) rulesFor(h host) []*Rule {
+	var rs []*Rule
+	for i := range p.Rules {
+		r := &p.Rules[i]
+		rh, err := normalizeHost(r.Service)
+		if err == nil && rh.covers(h) {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// fieldNoun names a field kind in a sentence.
+func fieldNoun(kind string) string {
+	if kind == fieldOTP {
+		return "one-time code"
+	}
+	return kind
+}
+
+// viaNoun names a path in a sentence.
+func viaNoun(via string) string {
+	if via == ViaCDP {
+		return "the DevTools protocol (cdp)"
+	}
+	return "the extension"
+}
+
+// viaNouns names a list of paths in a sentence.
+func viaNouns(vias []string) string {
+	names := make([]string, len(vias))
+	for i, v := range vias {
+		names[i] = viaNoun(v)
+	}
+	return strings.Join(names, " or ")
+}
+
+// problemPhrase says what is wrong with a field, from the in-page
+// function's problem code.
+func problemPhrase(p string) string {
+	switch p {
+	case "disabled":
+		return "is disabled"
+	case "readonly":
+		return "is read-only"
+	case "hidden":
+		return "is hidden"
+	case "tiny":
+		return "is too small to see"
+	case "transparent":
+		return "is transparent"
+	case "offscreen":
+		return "is outside the visible part of the page"
+	case "covered":
+		return "is covered by another element"
+	}
+	return "is not usable (" + quote(p) + ")"
+}

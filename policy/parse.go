@@ -1,0 +1,411 @@
+package policy
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Keys of the policy file.
+const (
+	keyPromptBudget   = "prompt_budget"
+	keyCooldown       = "no_response_cooldown"
+	keyRateLimit      = "rate_limit"
+	keyCDPURL         = "cdp_url"
+	keyCDPAllowHosts  = "cdp_allow_hosts"
+	keyPromptOpener   = "prompt_opener"
+	keyVia            = "via"
+	keyFrameAncestors = "frame_ancestors"
+	keyAgents         = "agents"
+	keyFields         = "fields"
+	keyAllowVia       = "allow_via"
+)
+
+// topKeys and ruleKeys list the keys valid at the top of the file and in a
+// [service HOST] section, in the order Format writes them.
+func topKeys() []string {
+	return []string{keyPromptBudget, keyCooldown, keyRateLimit, keyCDPURL, keyCDPAllowHosts, keyPromptOpener, keyVia}
+}
+
+func ruleKeys() []string {
+	return []string{keyFrameAncestors, keyAgents, keyFields, keyAllowVia}
+}
+
+// Problem is one problem in a policy file.
+type Problem struct {
+	File    string // the name given to Parse
+	Line    int    // 1-based line number
+	Message string // what is wrong and what would be valid
+}
+
+// String renders the problem as "file:line: message".
+func (p Problem) String() string {
+	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message)
+}
+
+// ParseError is every problem Parse found, in line order.
+type ParseError struct {
+	Problems []Problem
+}
+
+// Error lists the problems, one "file:line: message" per line.
+func (e *ParseError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// parser holds the state of one Parse call.
+type parser struct {
+	name     string
+	p        *Policy
+	problems []Problem
+	seen     map[string]int // top-level key -> line
+	sections map[string]int // service -> line of its header
+	rule     *Rule          // the current section, nil at top level
+	ruleSeen map[string]int // key -> line within the current section
+}
+
+// Parse reads a policy file. name is used in messages (usually the path).
+// Keys not set keep their defaults. On any problem it returns a
+// *ParseError listing every problem as "name:LINE: message".
+//
+// The format: one setting per line as `key = value`; `#` starts a comment
+// at the start of a line or after a space; `[service HOST]` starts a
+// section of per-service rules that runs to the next section. Lists are
+// comma-separated. Durations are written like 90s, 10m or 1h. Unknown keys,
+// repeated keys and repeated sections are errors.
+func Parse(name string, data []byte) (*Policy, error) {
+	ps := &parser{name: name, p: Default(), seen: map[string]int{}, sections: map[string]int{}}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	for i, raw := range bytes.Split(data, []byte("\n")) {
+		ps.line(i+1, raw)
+	}
+	ps.finish()
+	if len(ps.problems) > 0 {
+		return nil, &ParseError{Problems: ps.problems}
+	}
+	return ps.p, nil
+}
+
+// problem records a problem on line n.
+func (ps *parser) problem(n int, format string, args ...any) {
+	ps.problems = append(ps.problems, Problem{File: ps.name, Line: n, Message: fmt.Sprintf(format, args...)})
+}
+
+// line handles line n.
+func (ps *parser) line(n int, raw []byte) {
+	raw = bytes.TrimSuffix(raw, []byte("\r"))
+	if !utf8.Valid(raw) {
+		ps.problem(n, "not valid UTF-8 text")
+		return
+	}
+	s := stripComment(string(raw))
+	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+		ps.problem(n, "contains a control character")
+		return
+	}
+	s = strings.Trim(s, " \t")
+	switch {
+	case s == "":
+	case strings.HasPrefix(s, "["):
+		ps.section(n, s)
+	default:
+		ps.setting(n, s)
+	}
+}
+
+// stripComment cuts a # comment that starts the line or follows a space or
+// tab.
+func stripComment(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '#' && (i == 0 || s[i-1] == ' ' || s[i-1] == '\t') {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// section handles a "[service HOST]" header. The keys under a header that
+// is refused are still checked, against a rule that is then dropped.
+func (ps *parser) section(n int, s string) {
+	ps.rule, ps.ruleSeen = &Rule{}, map[string]int{}
+	inner, ok := strings.CutSuffix(s[1:], "]")
+	if !ok {
+		ps.problem(n, "a section header must end with ]; write [service HOST]")
+		return
+	}
+	f := strings.Fields(inner)
+	if len(f) != 2 || f[0] != "service" {
+		ps.problem(n, "unknown section [%s]; the only section is [service HOST], e.g. [service github.com]", inner)
+		return
+	}
+	svc, err := NormalizeService(f[1])
+	if err != nil {
+		ps.problem(n, "%v", err)
+		return
+	}
+	if first, dup := ps.sections[svc]; dup {
+		ps.problem(n, "a second [service %s] section; the first is on line %d, put its keys there", svc, first)
+		return
+	}
+	ps.sections[svc] = n
+	ps.p.Rules = append(ps.p.Rules, Rule{Service: svc})
+	ps.rule = &ps.p.Rules[len(ps.p.Rules)-1]
+}
+
+// setting handles a "key = value" line.
+func (ps *parser) setting(n int, s string) {
+	key, value, ok := strings.Cut(s, "=")
+	key, value = strings.Trim(key, " \t"), strings.Trim(value, " \t")
+	if !ok {
+		ps.problem(n, "expected `key = value`, a [service HOST] header or a # comment")
+		return
+	}
+	if key == "" {
+		ps.problem(n, "no key before =; expected `key = value`")
+		return
+	}
+	inRule := ps.rule != nil
+	seen := ps.seen
+	if inRule {
+		seen = ps.ruleSeen
+	}
+	if !ps.knownKey(n, key, inRule) {
+		return
+	}
+	if first, dup := seen[key]; dup {
+		ps.problem(n, "%s is already set on line %d; set it once", key, first)
+		return
+	}
+	seen[key] = n
+	if value == "" {
+		ps.problem(n, "%s has no value; %s", key, help(key))
+		return
+	}
+	var err error
+	if inRule {
+		err = setRule(ps.rule, key, value)
+	} else {
+		err = setTop(ps.p, key, value)
+	}
+	if err != nil {
+		ps.problem(n, "%s: %v", key, err)
+	}
+}
+
+// knownKey reports whether key is valid where it stands, recording a
+// problem when it is not.
+func (ps *parser) knownKey(n int, key string, inRule bool) bool {
+	here, there := topKeys(), ruleKeys()
+	if inRule {
+		here, there = there, here
+	}
+	switch {
+	case slices.Contains(here, key):
+		return true
+	case slices.Contains(there, key) && inRule:
+		ps.problem(n, "%s is a top-level setting; put it above the first [service ...] section", key)
+	case slices.Contains(there, key):
+		ps.problem(n, "%s belongs in a [service HOST] section", key)
+	default:
+		ps.problem(n, "unknown key %s; valid keys here: %s", quote(key), strings.Join(here, ", "))
+	}
+	return false
+}
+
+// finish runs the checks that span lines.
+func (ps *parser) finish() {
+	if n, ok := ps.seen[keyCDPURL]; ok && ps.p.CDPURL != "" {
+		if err := checkCDPURL(ps.p.CDPURL, ps.p.CDPAllowHosts); err != nil {
+			ps.problem(n, "%s: %v", keyCDPURL, err)
+		}
+	}
+	// Problems are recorded in line order except the cross-line checks.
+	slices.SortStableFunc(ps.problems, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
+}
+
+// setTop sets a top-level key.
+func setTop(p *Policy, key, v string) error {
+	switch key {
+	case keyPromptBudget:
+		d, err := parseDuration(v)
+		if err == nil {
+			err = checkBudget(d)
+		}
+		p.PromptBudget = d
+		return err
+	case keyCooldown:
+		d, err := parseDuration(v)
+		if err == nil {
+			err = checkCooldown(d)
+		}
+		p.NoResponseCooldown = d
+		return err
+	case keyRateLimit:
+		return parseRate(p, v)
+	case keyCDPURL:
+		// Checked in finish, once cdp_allow_hosts is known.
+		p.CDPURL = v
+		return nil
+	case keyCDPAllowHosts:
+		hosts, err := parseList(v, normalizeCDPHost)
+		p.CDPAllowHosts = hosts
+		return err
+	case keyPromptOpener:
+		p.PromptOpener = v
+		return oneOf(v, OpenerSystem, OpenerCDPTab)
+	case keyVia:
+		p.Via = v
+		return oneOf(v, ViaAuto, ViaExtension, ViaCDP)
+	}
+	return fmt.Errorf("unknown key")
+}
+
+// setRule sets a key of a [service HOST] section.
+func setRule(r *Rule, key, v string) error {
+	var err error
+	switch key {
+	case keyFrameAncestors:
+		r.FrameAncestors, err = parseList(v, normalizeAncestor)
+	case keyAgents:
+		r.Agents, err = parseList(v, normalizeAgent)
+	case keyFields:
+		r.Fields, err = parseList(v, normalizeField)
+	case keyAllowVia:
+		r.AllowVia, err = parseList(v, normalizeAllowVia)
+	default:
+		err = fmt.Errorf("unknown key")
+	}
+	return err
+}
+
+// parseList splits a comma-separated list and normalises every item.
+func parseList(v string, norm func(string) (string, error)) ([]string, error) {
+	var out []string
+	for _, it := range strings.Split(v, ",") {
+		it = strings.Trim(it, " \t")
+		if it == "" {
+			return nil, fmt.Errorf("an empty item; separate items with single commas")
+		}
+		n, err := norm(it)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("%s is listed twice", quote(it))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseDuration reads a duration such as 90s, 10m, 1h or 1m30s.
+func parseDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || strings.ContainsAny(v, "+-") {
+		return 0, fmt.Errorf("%s is not a duration; write it like 90s, 10m or 1h", quote(v))
+	}
+	return d, nil
+}
+
+// parseRate reads "N/DURATION", e.g. 6/1m.
+func parseRate(p *Policy, v string) error {
+	ns, ws, ok := strings.Cut(v, "/")
+	ns, ws = strings.Trim(ns, " \t"), strings.Trim(ws, " \t")
+	n, err := strconv.Atoi(ns)
+	if !ok || err != nil || strings.HasPrefix(ns, "+") {
+		return fmt.Errorf("%s is not a rate; write requests/window, like 6/1m", quote(v))
+	}
+	w, err := parseDuration(ws)
+	if err != nil {
+		return fmt.Errorf("%s: the window %w", quote(v), err)
+	}
+	p.RateLimit, p.RateWindow = n, w
+	return checkRate(n, w)
+}
+
+// help says what a valid value of key looks like.
+func help(key string) string {
+	switch key {
+	case keyPromptBudget:
+		return "write a duration from 5s to 15m, like 90s"
+	case keyCooldown:
+		return "write a duration up to 24h, like 10m, or 0s for none"
+	case keyRateLimit:
+		return "write requests/window, like 6/1m"
+	case keyCDPURL:
+		return "write a URL like http://127.0.0.1:9222, or leave the key out"
+	case keyCDPAllowHosts:
+		return "list host names or IP addresses, like devbox.lan, 10.0.0.5, or leave the key out"
+	case keyPromptOpener:
+		return "write system or cdp-tab"
+	case keyVia:
+		return "write auto, extension or cdp"
+	case keyFrameAncestors:
+		return "list origins like https://portal.example.net"
+	case keyAgents:
+		return "list absolute executable paths like /usr/local/bin/claude"
+	case keyFields:
+		return "list password, one-time-code or both"
+	case keyAllowVia:
+		return "list extension, cdp or both"
+	}
+	return "see example.policy"
+}
+
+// formatDuration writes d the way the file spells durations: 90s, 10m, 2h.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d < 0 || d%time.Second != 0:
+		return d.String()
+	case d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	case d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	}
+	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+}
+
+// Format writes p as a policy file that Parse reads back to the same
+// policy: every top-level setting, then every rule.
+func (p *Policy) Format() []byte {
+	var b strings.Builder
+	w := func(key, value string) { fmt.Fprintf(&b, "%s = %s\n", key, value) }
+	w(keyPromptBudget, formatDuration(p.PromptBudget))
+	w(keyCooldown, formatDuration(p.NoResponseCooldown))
+	w(keyRateLimit, fmt.Sprintf("%d/%s", p.RateLimit, formatDuration(p.RateWindow)))
+	if p.CDPURL != "" {
+		w(keyCDPURL, p.CDPURL)
+	} else {
+		fmt.Fprintf(&b, "# %s is not set: FILLGATE_CDP_URL, BROWSER_CDP_URL or http://127.0.0.1:9222 apply\n", keyCDPURL)
+	}
+	if len(p.CDPAllowHosts) > 0 {
+		w(keyCDPAllowHosts, strings.Join(p.CDPAllowHosts, ", "))
+	} else {
+		fmt.Fprintf(&b, "# %s is not set: CDP endpoints must be on loopback\n", keyCDPAllowHosts)
+	}
+	w(keyPromptOpener, p.PromptOpener)
+	w(keyVia, p.Via)
+	for _, r := range p.Rules {
+		fmt.Fprintf(&b, "\n[service %s]\n", r.Service)
+		for _, kv := range []struct {
+			key  string
+			list []string
+		}{{keyFrameAncestors, r.FrameAncestors}, {keyAgents, r.Agents}, {keyFields, r.Fields}, {keyAllowVia, r.AllowVia}} {
+			if len(kv.list) > 0 {
+				w(kv.key, strings.Join(kv.list, ", "))
+			}
+		}
+	}
+	return []byte(b.String())
+}

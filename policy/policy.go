@@ -1,0 +1,309 @@
+// Package policy holds fillgate's policy: the settings a user may change in
+// the policy file, their defaults, and Evaluate, the pure function that
+// decides whether one fill request may go ahead (before any human is
+// asked).
+//
+// The policy file is line-oriented text: `key = value` lines, `#` comments
+// and `[service HOST]` sections; example.policy documents every key. A
+// missing file means the defaults. The agent never chooses the policy: the
+// host and the CLI read it from the user's config dir.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Ways a value reaches the page, as in host/fill (fill.ViaExtension,
+// fill.ViaCDP), plus ViaAuto for "whichever is available".
+const (
+	ViaAuto      = "auto"      // the extension when a host with one answers, else CDP
+	ViaExtension = "extension" // the extension over native messaging
+	ViaCDP       = "cdp"       // the Chrome DevTools Protocol fallback
+)
+
+// Prompt openers for the CDP path.
+const (
+	OpenerSystem = "system"  // the OS opener: xdg-open, open, start
+	OpenerCDPTab = "cdp-tab" // a new tab of the browser behind the CDP endpoint
+)
+
+// Field kinds, as in host/fill (fill.FieldPassword and the rest).
+const (
+	fieldPassword = "password"
+	fieldOTP      = "one-time-code"
+	fieldOther    = "other"
+	fieldNone     = "none"
+)
+
+// Bounds of the settings.
+const (
+	MinPromptBudget = 5 * time.Second
+	MaxPromptBudget = 15 * time.Minute
+	MaxCooldown     = 24 * time.Hour
+	MaxRateLimit    = 1000
+	MinRateWindow   = time.Second
+	MaxRateWindow   = 24 * time.Hour
+)
+
+// Policy is the effective policy. Build one with Default, Parse or Load;
+// a Policy built by hand should pass Validate before use.
+type Policy struct {
+	// PromptBudget is how long a prompt waits for the human before the
+	// request ends as no_response. An agent may ask for less, never more.
+	PromptBudget time.Duration
+	// NoResponseCooldown is how long an agent may not prompt again for a
+	// service after a prompt for it went unanswered. Zero turns it off.
+	NoResponseCooldown time.Duration
+	// RateLimit is how many requests one agent may make per RateWindow.
+	RateLimit int
+	// RateWindow is the window RateLimit counts in.
+	RateWindow time.Duration
+	// CDPURL is the DevTools endpoint of the CDP fallback (http://, https://,
+	// ws:// or wss://). Empty means not configured here; the environment
+	// or the default endpoint apply.
+	CDPURL string
+	// CDPAllowHosts lists the hosts, besides loopback, a CDP endpoint may be
+	// on (exact, lower-case host names or IP addresses).
+	CDPAllowHosts []string
+	// PromptOpener says how the CDP path shows the prompt: OpenerSystem or
+	// OpenerCDPTab.
+	PromptOpener string
+	// Via is the path `fillgate fill` takes when the agent does not name
+	// one: ViaAuto, ViaExtension or ViaCDP.
+	Via string
+	// Rules are the per-service rules, in file order.
+	Rules []Rule
+}
+
+// Rule is a `[service HOST]` section. It applies to a request when the
+// focused frame's host is Service or a name under it; when several rules
+// apply, each of their limits holds and their FrameAncestors add up.
+type Rule struct {
+	// Service is the canonical service the rule is for (see
+	// NormalizeService).
+	Service string
+	// FrameAncestors lists origins (`https://portal.example.net`) that may
+	// contain the focused frame, besides origins of the service itself.
+	FrameAncestors []string
+	// Agents, when not empty, lists the only agent executables (absolute
+	// paths) that may ask for this service.
+	Agents []string
+	// Fields, when not empty, lists the only field kinds that may be asked
+	// for: "password", "one-time-code".
+	Fields []string
+	// AllowVia, when not empty, lists the only paths a value may take to
+	// this service: ViaExtension, ViaCDP.
+	AllowVia []string
+}
+
+// Default returns the built-in policy: a 90 s prompt budget, a 10 minute
+// cool-down after an unanswered prompt, 6 requests per agent per minute,
+// no CDP endpoint or remote CDP host configured, the system prompt opener,
+// path auto, and no per-service rules.
+func Default() *Policy {
+	return &Policy{
+		PromptBudget:       90 * time.Second,
+		NoResponseCooldown: 10 * time.Minute,
+		RateLimit:          6,
+		RateWindow:         time.Minute,
+		PromptOpener:       OpenerSystem,
+		Via:                ViaAuto,
+	}
+}
+
+// Validate checks a Policy built in code the way Parse checks a file, and
+// returns every problem found.
+func (p *Policy) Validate() error {
+	var errs []error
+	add := func(key string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	add(keyPromptBudget, checkBudget(p.PromptBudget))
+	add(keyCooldown, checkCooldown(p.NoResponseCooldown))
+	add(keyRateLimit, checkRate(p.RateLimit, p.RateWindow))
+	add(keyCDPAllowHosts, checkList(p.CDPAllowHosts, canonical(normalizeCDPHost)))
+	add(keyCDPURL, checkCDPURL(p.CDPURL, p.CDPAllowHosts))
+	add(keyPromptOpener, oneOf(p.PromptOpener, OpenerSystem, OpenerCDPTab))
+	add(keyVia, oneOf(p.Via, ViaAuto, ViaExtension, ViaCDP))
+	seen := map[string]bool{}
+	for _, r := range p.Rules {
+		section := "[service " + r.Service + "]"
+		if seen[r.Service] {
+			errs = append(errs, fmt.Errorf("%s: a second section for the same service", section))
+		}
+		seen[r.Service] = true
+		for _, err := range r.validate() {
+			errs = append(errs, fmt.Errorf("%s %w", section, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validate returns the problems of one rule, each starting with its key.
+func (r Rule) validate() []error {
+	var errs []error
+	add := func(key string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	add("service", canonical(NormalizeService)(r.Service))
+	add(keyFrameAncestors, checkList(r.FrameAncestors, canonical(normalizeAncestor)))
+	add(keyAgents, checkList(r.Agents, canonical(normalizeAgent)))
+	add(keyFields, checkList(r.Fields, canonical(normalizeField)))
+	add(keyAllowVia, checkList(r.AllowVia, canonical(normalizeAllowVia)))
+	return errs
+}
+
+// canonical turns a normaliser into a check that the value is already in
+// normal form.
+func canonical(norm func(string) (string, error)) func(string) error {
+	return func(s string) error {
+		n, err := norm(s)
+		if err != nil {
+			return err
+		}
+		if n != s {
+			return fmt.Errorf("%s is not in normal form; write %s", quote(s), quote(n))
+		}
+		return nil
+	}
+}
+
+// checkList checks every item of a list and refuses duplicates.
+func checkList(items []string, check func(string) error) error {
+	for i, it := range items {
+		if err := check(it); err != nil {
+			return err
+		}
+		if slices.Contains(items[:i], it) {
+			return fmt.Errorf("%s is listed twice", quote(it))
+		}
+	}
+	return nil
+}
+
+// oneOf checks that s is one of the valid words.
+func oneOf(s string, valid ...string) error {
+	if slices.Contains(valid, s) {
+		return nil
+	}
+	return fmt.Errorf("%s is not valid; use %s", quote(s), strings.Join(valid, " or "))
+}
+
+func checkBudget(d time.Duration) error {
+	if d < MinPromptBudget || d > MaxPromptBudget || d%time.Second != 0 {
+		return fmt.Errorf("%s is out of range; use whole seconds from %s to %s", formatDuration(d), formatDuration(MinPromptBudget), formatDuration(MaxPromptBudget))
+	}
+	return nil
+}
+
+func checkCooldown(d time.Duration) error {
+	if d < 0 || d > MaxCooldown || d%time.Second != 0 {
+		return fmt.Errorf("%s is out of range; use whole seconds from 0s (off) to %s", formatDuration(d), formatDuration(MaxCooldown))
+	}
+	return nil
+}
+
+func checkRate(n int, w time.Duration) error {
+	if n < 1 || n > MaxRateLimit {
+		return fmt.Errorf("%d requests is out of range; use 1 to %d", n, MaxRateLimit)
+	}
+	if w < MinRateWindow || w > MaxRateWindow || w%time.Second != 0 {
+		return fmt.Errorf("a window of %s is out of range; use whole seconds from %s to %s", formatDuration(w), formatDuration(MinRateWindow), formatDuration(MaxRateWindow))
+	}
+	return nil
+}
+
+// normalizeCDPHost checks a host a CDP endpoint may be on: a DNS name
+// (single labels such as a LAN machine's name included) or an IP address,
+// no port.
+func normalizeCDPHost(s string) (string, error) {
+	h, err := normalizeHost(s)
+	if err != nil {
+		return "", fmt.Errorf("host %s: %w", quote(s), err)
+	}
+	return h.String(), nil
+}
+
+// checkCDPURL checks the CDP endpoint: empty, or an http, https, ws or wss
+// URL without user info, query or fragment, on a loopback host or one of
+// allowHosts.
+func checkCDPURL(s string, allowHosts []string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%s is not a URL; write it like http://127.0.0.1:9222", quote(s))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss":
+		return fmt.Errorf("%s: use an http://, https://, ws:// or wss:// URL, like http://127.0.0.1:9222", quote(s))
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || u.ForceQuery:
+		return fmt.Errorf("%s: leave out user info, query and fragment", quote(s))
+	case u.Host == "":
+		return fmt.Errorf("%s has no host", quote(s))
+	}
+	if p := u.Port(); p != "" {
+		if err := checkPort("", p); err != nil {
+			return fmt.Errorf("%s: bad port", quote(s))
+		}
+	}
+	h, err := normalizeHost(u.Hostname())
+	if err != nil {
+		return fmt.Errorf("%s: host: %w", quote(s), err)
+	}
+	if !h.loopback() && !slices.Contains(allowHosts, h.String()) {
+		return fmt.Errorf("%s is not on a loopback host; list %s in %s to allow it", quote(s), h, keyCDPAllowHosts)
+	}
+	return nil
+}
+
+// normalizeAncestor checks an origin a rule allows to contain the focused
+// frame: exactly as a browser writes it, https (http only on loopback).
+func normalizeAncestor(s string) (string, error) {
+	o, err := parseOrigin(s)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w; write an origin like https://portal.example.net", quote(s), err)
+	}
+	if err := o.transport(); err != nil {
+		return "", fmt.Errorf("%s %w", quote(s), err)
+	}
+	return o.String(), nil
+}
+
+// normalizeAgent checks an agent executable: an absolute, clean path.
+func normalizeAgent(s string) (string, error) {
+	if !filepath.IsAbs(s) {
+		return "", fmt.Errorf("%s is not an absolute path to an executable", quote(s))
+	}
+	return filepath.Clean(s), nil
+}
+
+// normalizeField accepts a field kind, with otp for one-time-code.
+func normalizeField(s string) (string, error) {
+	switch s {
+	case fieldPassword:
+		return fieldPassword, nil
+	case fieldOTP, "otp":
+		return fieldOTP, nil
+	}
+	return "", fmt.Errorf("%s is not a field kind; use password or one-time-code", quote(s))
+}
+
+// normalizeAllowVia accepts a path a rule may allow.
+func normalizeAllowVia(s string) (string, error) {
+	if err := oneOf(s, ViaExtension, ViaCDP); err != nil {
+		return "", err
+	}
+	return s, nil
+}

@@ -1,0 +1,215 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"golang.org/x/net/publicsuffix"
+)
+
+// maxHostLen is the longest DNS name, in its dotted ASCII form.
+const maxHostLen = 253
+
+// ValidService reports whether s names a service fillgate may fill for: a
+// DNS host (`github.com`, `login.example.co.uk`), `localhost` or a name under
+// it, or an IP literal (IPv6 without brackets). See NormalizeService for the
+// rules.
+func ValidService(s string) error {
+	_, err := NormalizeService(s)
+	return err
+}
+
+// NormalizeService returns the canonical form of the service s, or an error
+// that says what is wrong and what would be valid.
+//
+// Upper case is folded to lower case and an IP literal is written in its
+// canonical form (`0:0:0:0:0:0:0:1` becomes `::1`). Everything else is
+// refused rather than guessed at: a scheme, port, path, user info, wildcard,
+// trailing dot, empty label, a name browsers would read as an IPv4 address
+// (`127.1`, `0x7f.0.0.1`), and a bare public suffix (`com`, `co.uk`,
+// `github.io`, or any single label other than `localhost`), since a suffix
+// would match sites of many owners.
+//
+// Non-ASCII names are refused: write an internationalised name in its
+// punycode (`xn--`) form, which is how browsers report the page's origin.
+// This keeps look-alike letters from other scripts out of the service name
+// the human reads in the prompt.
+func NormalizeService(s string) (string, error) {
+	h, err := normalizeHost(s)
+	if err != nil {
+		return "", fmt.Errorf("service %s: %w", quote(s), err)
+	}
+	if h.ip.IsValid() || isLocalhost(h.name) {
+		return h.String(), nil
+	}
+	if ps, _ := publicsuffix.PublicSuffix(h.name); ps == h.name {
+		return "", fmt.Errorf("service %s: %s is a public suffix (like com, co.uk or github.io) shared by sites of many owners; name the site itself, e.g. example.%s", quote(s), h.name, h.name)
+	}
+	return h.String(), nil
+}
+
+// host is a parsed host name: either an IP address or a lower-case DNS name.
+type host struct {
+	ip   netip.Addr // valid for an IP literal
+	name string     // the DNS name when ip is not valid
+}
+
+// String returns the canonical text of h (IPv6 without brackets).
+func (h host) String() string {
+	if h.ip.IsValid() {
+		return h.ip.String()
+	}
+	return h.name
+}
+
+// loopback reports whether h is a loopback host: localhost, a name under
+// localhost, 127.0.0.0/8 or ::1.
+func (h host) loopback() bool {
+	if h.ip.IsValid() {
+		return h.ip.IsLoopback()
+	}
+	return isLocalhost(h.name)
+}
+
+// covers reports whether h, a service, covers the host o: the same IP, or
+// the same DNS name or a name under it.
+func (h host) covers(o host) bool {
+	if h.ip.IsValid() || o.ip.IsValid() {
+		return h.ip.IsValid() && h.ip == o.ip
+	}
+	return o.name == h.name || strings.HasSuffix(o.name, "."+h.name)
+}
+
+// isLocalhost reports whether the DNS name n is localhost or a name under
+// it; browsers resolve all of them to loopback.
+func isLocalhost(n string) bool {
+	return n == "localhost" || strings.HasSuffix(n, ".localhost")
+}
+
+// normalizeHost parses s as a service host, folding case.
+func normalizeHost(s string) (host, error) {
+	if err := hostShape(s); err != nil {
+		return host{}, err
+	}
+	if strings.Contains(s, ":") || isDottedNumbers(s) {
+		return parseIP(s)
+	}
+	n := strings.ToLower(s)
+	if err := checkDNSName(n); err != nil {
+		return host{}, err
+	}
+	return host{name: n}, nil
+}
+
+// hostShape refuses the common ways a host is written wrongly, each with a
+// message that says what to write instead.
+func hostShape(s string) error {
+	switch {
+	case s == "":
+		return errors.New("empty; write a host such as github.com")
+	case len(s) > maxHostLen:
+		return fmt.Errorf("longer than %d characters", maxHostLen)
+	case strings.Contains(s, "://"):
+		return errors.New("write the host alone, without a scheme (github.com, not https://github.com)")
+	case strings.ContainsAny(s, "/?#\\"):
+		return errors.New("write the host alone, without a path or query")
+	case strings.Contains(s, "@"):
+		return errors.New("write the host alone, without user info")
+	case strings.Contains(s, "*"):
+		return errors.New("wildcards are not allowed; a service already covers its subdomains")
+	case strings.HasPrefix(s, "["):
+		return errors.New("write an IPv6 address without brackets, e.g. ::1")
+	}
+	for _, r := range s {
+		if r > 0x7e {
+			return errors.New("not ASCII; write an internationalised name in its punycode (xn--) form")
+		}
+		if r <= ' ' {
+			return errors.New("contains a space or control character")
+		}
+	}
+	return nil
+}
+
+// parseIP parses an IP literal host.
+func parseIP(s string) (host, error) {
+	ip, err := netip.ParseAddr(s)
+	switch {
+	case err != nil && strings.Count(s, ":") == 1:
+		return host{}, errors.New("write the host alone, without a port")
+	case err != nil:
+		return host{}, errors.New("not a valid IP address (write IPv4 as four decimal numbers without leading zeros, IPv6 without brackets)")
+	case ip.Zone() != "":
+		return host{}, errors.New("an IPv6 zone is not allowed")
+	case ip.Is4In6():
+		return host{}, fmt.Errorf("write the IPv4-mapped address as plain IPv4: %s", ip.Unmap())
+	case ip.IsUnspecified(), ip.IsMulticast(), ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return host{}, errors.New("not the address of one host")
+	}
+	return host{ip: ip}, nil
+}
+
+// checkDNSName checks a lower-case DNS name: labels of letters, digits and
+// hyphens, 1 to 63 long, not starting or ending with a hyphen, no empty
+// label, no trailing dot, and a last label that is not a number.
+func checkDNSName(n string) error {
+	if strings.HasSuffix(n, ".") {
+		return errors.New("no trailing dot; write the name as the browser shows it")
+	}
+	labels := strings.Split(n, ".")
+	for _, l := range labels {
+		if err := checkLabel(l); err != nil {
+			return err
+		}
+	}
+	if endsInNumber(labels[len(labels)-1]) {
+		return errors.New("browsers read a name ending in a number as an IPv4 address; write the address as four decimal numbers")
+	}
+	return nil
+}
+
+// checkLabel checks one DNS label.
+func checkLabel(l string) error {
+	switch {
+	case l == "":
+		return errors.New("empty label (two dots in a row, or a leading dot)")
+	case len(l) > 63:
+		return errors.New("a label is longer than 63 characters")
+	case l[0] == '-' || l[len(l)-1] == '-':
+		return fmt.Errorf("label %q starts or ends with a hyphen", l)
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return fmt.Errorf("label %q holds %q; use letters, digits and hyphens", l, c)
+		}
+	}
+	return nil
+}
+
+// endsInNumber reports whether a last label makes the WHATWG URL parser
+// read the whole host as IPv4: all decimal digits, or 0x followed by hex
+// digits.
+func endsInNumber(l string) bool {
+	if rest, ok := strings.CutPrefix(l, "0x"); ok {
+		return strings.Trim(rest, "0123456789abcdef") == ""
+	}
+	return strings.Trim(l, "0123456789") == ""
+}
+
+// isDottedNumbers reports whether s consists of digits and dots only, so
+// it must be read as an IPv4 address.
+func isDottedNumbers(s string) bool {
+	return strings.Trim(s, "0123456789.") == ""
+}
+
+// quote renders an untrusted string for a message, cut short when long.
+func quote(s string) string {
+	const max = 80
+	if len(s) > max {
+		return fmt.Sprintf("%q…", s[:max])
+	}
+	return fmt.Sprintf("%q", s)
+}
