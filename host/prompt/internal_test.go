@@ -1,0 +1,194 @@
+package prompt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fillgate/fillgate/host/fill"
+)
+
+func testPrompt(t *testing.T) *prompt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	fp, err := Start(ctx, fill.PromptInfo{
+		Agent: fill.Agent{Name: "claude", PID: 1}, Service: "github.com",
+		Origin: "https://github.com", Field: fill.FieldPassword, Budget: time.Minute,
+	})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = fp.Close() })
+	return fp.(*prompt)
+}
+
+// post is the browser's form POST to p, served by p's handler directly.
+func post(p *prompt, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, p.path, strings.NewReader(body))
+	r.Host = p.host
+	r.Header.Set("Origin", p.origin)
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("Sec-Fetch-Site", "same-origin")
+	w := httptest.NewRecorder()
+	p.ServeHTTP(w, r)
+	return w
+}
+
+// TestEverythingIsGoneAfterAnAnswer drives the handler directly, so it can
+// reach it after the answer, when the real server no longer accepts
+// connections.
+func TestEverythingIsGoneAfterAnAnswer(t *testing.T) {
+	for _, action := range []string{actionSubmit, actionCancel} {
+		t.Run(action, func(t *testing.T) {
+			p := testPrompt(t)
+			if w := post(p, "csrf="+string(p.csrf)+"&value=first&action="+action); w.Code != http.StatusOK {
+				t.Fatalf("answer: status %d", w.Code)
+			}
+			for name, r := range map[string]*http.Request{
+				"GET form":   httptest.NewRequest(http.MethodGet, p.path, nil),
+				"GET other":  httptest.NewRequest(http.MethodGet, "/favicon.ico", nil),
+				"GET query":  httptest.NewRequest(http.MethodGet, p.path+"?value=x", nil),
+				"PUT":        httptest.NewRequest(http.MethodPut, p.path, nil),
+				"wrong host": httptest.NewRequest(http.MethodGet, p.path, nil),
+			} {
+				r.Host = p.host
+				if name == "wrong host" {
+					r.Host = "evil.test"
+				}
+				w := httptest.NewRecorder()
+				p.ServeHTTP(w, r)
+				if w.Code != http.StatusGone {
+					t.Errorf("%s after the answer: status %d, want 410", name, w.Code)
+				}
+				if w.Header().Get("Cache-Control") != "no-store" {
+					t.Errorf("%s: 410 lacks the security headers", name)
+				}
+			}
+			// A replay of the accepted POST, token and all.
+			if w := post(p, "csrf="+string(p.csrf)+"&value=second&action=submit"); w.Code != http.StatusGone {
+				t.Errorf("replayed POST: status %d, want 410", w.Code)
+			}
+			a, err := p.Wait(context.Background())
+			if err != nil {
+				t.Fatalf("wait: %v", err)
+			}
+			if action == actionSubmit && !bytes.Equal(a.Value, []byte("first")) {
+				t.Errorf("value differed: the replay replaced the first answer")
+			}
+			if a.Cancelled != (action == actionCancel) {
+				t.Errorf("cancelled = %v", a.Cancelled)
+			}
+		})
+	}
+}
+
+func TestCloseZeroesAnUncollectedValue(t *testing.T) {
+	p := testPrompt(t)
+	if w := post(p, "csrf="+string(p.csrf)+"&value=hunter2hunter2&action=submit"); w.Code != http.StatusOK {
+		t.Fatalf("answer: status %d", w.Code)
+	}
+	p.mu.Lock()
+	held := p.answer.Value
+	p.mu.Unlock()
+	if len(held) == 0 {
+		t.Fatalf("the prompt holds no value after a submit")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if !bytes.Equal(held, make([]byte, len(held))) {
+		t.Errorf("Close left the uncollected value in memory")
+	}
+	if _, err := p.Wait(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("wait: %v, want ErrClosed", err)
+	}
+}
+
+func TestAnswerAfterCloseIsDropped(t *testing.T) {
+	p := testPrompt(t)
+	if err := p.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	// A request already inside the handler when Close ran.
+	if w := post(p, "csrf="+string(p.csrf)+"&value=late&action=submit"); w.Code != http.StatusGone {
+		t.Errorf("POST after Close: status %d, want 410", w.Code)
+	}
+	if _, err := p.Wait(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("wait: %v, want ErrClosed", err)
+	}
+}
+
+func TestPercentDecode(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"abc", "abc"},
+		{"a+b", "a b"},
+		{"%2B%2b%25", "++%"},
+		{"%C3%BC%E2%82%AC", "ü€"},
+		{"%00x", "\x00x"},
+	} {
+		got, err := percentDecode([]byte(tc.in))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("percentDecode(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+		if cap(got) > len(tc.in) {
+			t.Errorf("percentDecode(%q) grew its buffer", tc.in)
+		}
+	}
+	for _, in := range []string{"%", "%4", "a%zz", "%g0", "%0g"} {
+		if _, err := percentDecode([]byte(in)); !errors.Is(err, errBadEscape) {
+			t.Errorf("percentDecode(%q): err %v, want errBadEscape", in, err)
+		}
+	}
+}
+
+func TestParseForm(t *testing.T) {
+	f, err := parseForm([]byte("x=1&&csrf=t%3D&value=&action=submit&other"))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if string(f.csrf.b) != "t%3D" || !f.value.ok || len(f.value.b) != 0 || string(f.action.b) != "submit" {
+		t.Errorf("parse gave csrf=%q value.ok=%v action=%q", f.csrf.b, f.value.ok, f.action.b)
+	}
+	if _, err := parseForm([]byte("value=a&value=b")); !errors.Is(err, errDuplicateField) {
+		t.Errorf("a duplicated field: err %v", err)
+	}
+	g, _ := parseForm([]byte("action=cancel"))
+	if g.csrf.ok || g.value.ok {
+		t.Errorf("absent fields reported present")
+	}
+}
+
+func TestDisplay(t *testing.T) {
+	for in, want := range map[string]string{
+		"github.com":             "github.com",
+		"a\u202eb":               "a\uFFFDb",
+		"a\u200bb":               "a\uFFFDb",
+		"a\nb\x00":               "a\uFFFDb\uFFFD",
+		"bad\xffutf8":            "bad\uFFFDutf8",
+		strings.Repeat("x", 300): strings.Repeat("x", maxDisplay) + "…",
+	} {
+		if got := display(in); got != want {
+			t.Errorf("display(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestHumanDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		45 * time.Second:        "45 s",
+		2 * time.Minute:         "2 min",
+		90 * time.Second:        "1 min 30 s",
+		1500 * time.Millisecond: "2 s",
+	} {
+		if got := humanDuration(d); got != want {
+			t.Errorf("humanDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,308 @@
+package prompt
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/fillgate/fillgate/host/fill"
+)
+
+// pageStyle is the only style on any page. The CSP allows it by hash, so
+// it must reach the browser byte for byte as written here.
+const pageStyle = `
+:root { color-scheme: light dark; --bg: #f4f5f7; --fg: #1b1f24; --muted: #57606a;
+  --card: #ffffff; --line: #d0d7de; --accent: #0b57d0; --on-accent: #ffffff; --warn: #9a3412; }
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --card: #161b22;
+    --line: #30363d; --accent: #7fb0ff; --on-accent: #0d1117; --warn: #fdba74; }
+}
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+  font: 16px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }
+main { max-width: 34rem; margin: 1.5rem auto; padding: 1.25rem 1.5rem;
+  background: var(--card); border: 1px solid var(--line); border-radius: 12px; }
+h1 { font-size: 1.2rem; margin: 0 0 1rem; overflow-wrap: anywhere; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1rem; }
+dt { color: var(--muted); }
+dd { margin: 0; overflow-wrap: anywhere; }
+code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .95em; }
+p { margin: .5rem 0; }
+.note, .hint { color: var(--muted); font-size: .9rem; }
+.msg { color: var(--warn); font-weight: 600; }
+label { display: block; font-weight: 600; margin: 1rem 0 .35rem; }
+input { width: 100%; font: inherit; padding: .55rem .7rem; border: 1px solid var(--line);
+  border-radius: 8px; background: var(--bg); color: var(--fg); }
+input:focus, button:focus-visible { outline: 3px solid var(--accent); outline-offset: 1px; }
+.buttons { display: flex; gap: .6rem; margin-top: 1rem; }
+button { font: inherit; padding: .5rem 1.1rem; border-radius: 8px; border: 1px solid var(--line);
+  background: var(--card); color: var(--fg); cursor: pointer; }
+button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
+`
+
+// escScript makes Esc press Cancel. The page works without it (Cancel is
+// a button); the CSP allows exactly this text by hash.
+const escScript = `
+document.addEventListener("keydown", function (e) {
+  if (e.key === "Escape") { document.getElementById("cancel").click(); }
+});
+`
+
+// csp is the Content-Security-Policy of every response: nothing loads,
+// the form may only post back here, no framing, and the one style and the
+// one script run by hash.
+var csp = "default-src 'none'; style-src " + cspHash(pageStyle) +
+	"; script-src " + cspHash(escScript) +
+	"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// cspHash is the CSP source expression that allows an inline element
+// whose text is s.
+func cspHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+const pageHead = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{{.Title}}</title>
+<style>` + pageStyle + `</style>
+</head>
+<body>
+<main>
+`
+
+const pageFoot = `</main>
+</body>
+</html>
+`
+
+const formBody = `<h1>{{.Label}} for <code dir="ltr">{{.Service}}</code></h1>
+<dl>
+<dt>Asked by</dt><dd><code dir="ltr">{{.Agent}}</code></dd>
+<dt>Service</dt><dd><code dir="ltr">{{.Service}}</code></dd>
+<dt>Typed into</dt><dd>the focused {{.Noun}} field of <code dir="ltr">{{.Origin}}</code></dd>
+{{- if .Via}}
+<dt>Typed by</dt><dd>{{.Via}}</dd>
+{{- end}}
+<dt>Open until</dt><dd>{{.Until}}</dd>
+</dl>
+<p class="note">The agent never sees what you type: fillgate types it into that
+field and tells the agent only whether it worked.</p>
+{{- if .Message}}
+<p class="msg" role="alert">{{.Message}}</p>
+{{- end}}
+<form method="post" action="{{.Action}}">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
+<label for="value">{{.Label}}</label>
+<input id="value" name="value" type="password" required autofocus spellcheck="false"
+ autocapitalize="off" {{if .OTP}}autocomplete="one-time-code" inputmode="numeric"{{else}}autocomplete="off"{{end}}>
+<div class="buttons">
+<button class="send" type="submit" name="action" value="submit">Send</button>
+<button id="cancel" type="submit" name="action" value="cancel" formnovalidate>Cancel</button>
+</div>
+</form>
+<p class="hint">Enter sends, Esc cancels.</p>
+<script>` + escScript + `</script>
+`
+
+const doneBody = `<h1>{{.Headline}}</h1>
+<p>{{.Detail}}</p>
+`
+
+var (
+	formPage = template.Must(template.New("form").Parse(pageHead + formBody + pageFoot))
+	donePage = template.Must(template.New("done").Parse(pageHead + doneBody + pageFoot))
+)
+
+// formData is what the form page shows. Every string is display text
+// (see display) and the template escapes it.
+type formData struct {
+	Title   string // the window title
+	Label   string // "Password" or "One-time code"
+	Noun    string // "password" or "one-time code"
+	Service string
+	Origin  string
+	Agent   string
+	Via     string // how the value reaches the page, or ""
+	Until   string // when the prompt closes
+	Action  string // the form's action: the prompt's path
+	CSRF    string
+	OTP     bool
+	Message string // a short note above the form, or ""
+}
+
+// doneData is what a final page shows.
+type doneData struct {
+	Title    string
+	Headline string
+	Detail   string
+}
+
+// newFormData prepares the form page for info. The deadline is when the
+// budget runs out (zero: no budget).
+func newFormData(info fill.PromptInfo, action, csrf string, deadline time.Time) formData {
+	label, noun := "Password", "password"
+	if info.Field == fill.FieldOTP {
+		label, noun = "One-time code", "one-time code"
+	}
+	agent := info.Agent.String()
+	if info.Agent.Name == "" && info.Agent.PID == 0 {
+		agent = "an unknown process"
+		if info.Agent.Via != "" {
+			agent += " via " + info.Agent.Via
+		}
+	}
+	var via string
+	switch info.Via {
+	case fill.ViaExtension:
+		via = "the fillgate extension in your browser"
+	case fill.ViaCDP:
+		via = "fillgate, over the browser's debugging port (CDP)"
+	}
+	until := "you answer, or the agent stops waiting"
+	if !deadline.IsZero() {
+		until = deadline.Format("15:04:05") + " (" + humanDuration(info.Budget) + " from when it opened)"
+	}
+	service := display(info.Service)
+	return formData{
+		Title:   "fillgate — " + noun + " for " + service,
+		Label:   label,
+		Noun:    noun,
+		Service: service,
+		Origin:  display(info.Origin),
+		Agent:   display(agent),
+		Via:     via,
+		Until:   until,
+		Action:  action,
+		CSRF:    csrf,
+		OTP:     info.Field == fill.FieldOTP,
+	}
+}
+
+// maxDisplay caps how many characters of one name a page shows.
+const maxDisplay = 200
+
+// display makes a name that an agent or a page chose safe to show: control
+// and format characters (bidi overrides, zero-width joiners) become U+FFFD
+// so they cannot reorder or hide text, and very long names are cut. HTML
+// escaping is the template's job.
+func display(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
+	if utf8.RuneCountInString(s) > maxDisplay {
+		s = string([]rune(s)[:maxDisplay]) + "…"
+	}
+	return s
+}
+
+// humanDuration renders a budget as "2 min", "45 s" or "1 min 30 s".
+func humanDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	m, s := int(d/time.Minute), int((d%time.Minute)/time.Second)
+	switch {
+	case m == 0:
+		return strconv.Itoa(s) + " s"
+	case s == 0:
+		return strconv.Itoa(m) + " min"
+	}
+	return fmt.Sprintf("%d min %d s", m, s)
+}
+
+// setSecurityHeaders sets the headers every response carries.
+//
+// Referrer-Policy is no-referrer everywhere except on the form page (see
+// writeForm).
+func setSecurityHeaders(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", csp)
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+}
+
+// writeForm sends the form page with status code.
+//
+// The form page alone uses Referrer-Policy: same-origin. Under no-referrer
+// browsers send "Origin: null" with the form's POST (Fetch standard,
+// "serializing a request origin"; Chromium does so), which would make the
+// Origin check refuse every real answer. same-origin still sends no
+// referrer to any other origin, and the CSP lets the page load nothing
+// from anywhere.
+func writeForm(w http.ResponseWriter, code int, d formData) {
+	w.Header().Set("Referrer-Policy", "same-origin")
+	writePage(w, code, formPage, d)
+}
+
+// writeDone sends a final page with status code.
+func writeDone(w http.ResponseWriter, code int, d doneData) {
+	writePage(w, code, donePage, d)
+}
+
+// writePage renders t with d into a buffer first, so a template error
+// never leaves half a page, and sends it with a Content-Length.
+func writePage(w http.ResponseWriter, code int, t *template.Template, d any) {
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, d); err != nil {
+		writeText(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeText sends a short plain-text refusal.
+func writeText(w http.ResponseWriter, code int, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(msg)+1))
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
+
+// The final pages.
+var (
+	pageSent = doneData{
+		Title:    "fillgate — sent",
+		Headline: "Sent. You can close this window.",
+		Detail:   "fillgate types it into the field; the agent learns only whether that worked.",
+	}
+	pageCancelled = doneData{
+		Title:    "fillgate — cancelled",
+		Headline: "Cancelled.",
+		Detail:   "Nothing was sent. You can close this window.",
+	}
+	pageGone = doneData{
+		Title:    "fillgate — closed",
+		Headline: "This prompt is closed.",
+		Detail:   "It was already answered or closed. You can close this window.",
+	}
+	pageBurned = doneData{
+		Title:    "fillgate — closed",
+		Headline: "This prompt is closed: a value came in the address.",
+		Detail: "A value sent in the address may stay in the browser's history, so fillgate " +
+			"threw it away and typed nothing. Ask the agent to try again; if it was a real " +
+			"secret, consider changing it.",
+	}
+)

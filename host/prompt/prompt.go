@@ -1,0 +1,296 @@
+// Package prompt is the loopback page where the human types a password or
+// one-time code for an agent's request.
+//
+// Each prompt is its own HTTP server on 127.0.0.1 at a random port, with a
+// random nonce as its only path. It serves one form, accepts one answer
+// (submit or cancel) and then shuts down. The value is parsed from the POST
+// body byte by byte into a fresh []byte that goes to Wait's caller; it is
+// never turned into a string, logged, or echoed in a response.
+//
+// Limits of "where Go allows": net/http reads the request through its own
+// connection buffer, which this package cannot zero.
+package prompt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fillgate/fillgate/host/fill"
+)
+
+// Errors Wait returns when there is no answer to hand over.
+var (
+	// ErrClosed: Close was called before an answer was collected (an
+	// uncollected value was zeroed), or the answer was already collected.
+	ErrClosed = errors.New("prompt closed")
+	// ErrExpired: the budget in PromptInfo ran out. It wraps
+	// context.DeadlineExceeded, like a Wait whose own deadline passed.
+	ErrExpired = fmt.Errorf("prompt budget ran out: %w", context.DeadlineExceeded)
+	// ErrBurned: a request carried a query string, so a value may sit in
+	// the browser's history. The prompt closed without reading it; ask
+	// again with a new prompt.
+	ErrBurned = errors.New("prompt burned: a request carried a value in its URL, which was discarded")
+)
+
+// Timeouts of the prompt's HTTP server. None of them bounds the human:
+// the time between loading the page and answering is idle time.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 16 << 10
+	// drainGrace is how long the server, after an answer, lets requests
+	// already in flight finish before it drops them.
+	drainGrace = 3 * time.Second
+)
+
+// Config holds the options of a prompt. The zero Config is ready to use.
+type Config struct {
+	// Logger receives one record per event: open, refusal, answer, close.
+	// Records never hold a value, the URL, the nonce or the CSRF token.
+	// Nil discards them.
+	Logger *slog.Logger
+}
+
+var (
+	_ fill.Prompter = Start
+	_ fill.Prompter = Config{}.Start
+)
+
+// Start opens a prompt with the zero Config. See Config.Start.
+func Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, error) {
+	return Config{}.Start(ctx, info)
+}
+
+// Start opens a prompt for info: it listens on 127.0.0.1 at a random port
+// and serves the form at a random path until an answer, Close, the budget
+// (info.Budget, when positive) or the end of ctx, whichever comes first.
+// ctx bounds the prompt's whole life, not just its start.
+func (c Config) Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, error) {
+	if err := checkInfo(info); err != nil {
+		return nil, fmt.Errorf("start prompt: %w", err)
+	}
+	nonce, err := randomToken()
+	if err != nil {
+		return nil, fmt.Errorf("start prompt: nonce: %w", err)
+	}
+	csrf, err := randomToken()
+	if err != nil {
+		return nil, fmt.Errorf("start prompt: csrf token: %w", err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start prompt: listen on loopback: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+
+	log := c.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("port", port, "service", info.Service, "field", info.Field)
+
+	var deadline time.Time
+	if info.Budget > 0 {
+		deadline = time.Now().Add(info.Budget)
+	}
+	p := &prompt{
+		host:   host,
+		origin: "http://" + host,
+		path:   "/" + nonce,
+		csrf:   []byte(csrf),
+		log:    log,
+		served: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	p.page = newFormData(info, p.path, csrf, deadline)
+	p.srv = &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		defer close(p.served)
+		_ = p.srv.Serve(ln) // always ErrServerClosed after Close or Shutdown
+	}()
+	// The callbacks lock mu before they read timer or unwatch.
+	p.mu.Lock()
+	if info.Budget > 0 {
+		p.timer = time.AfterFunc(info.Budget, p.expire)
+	}
+	p.unwatch = context.AfterFunc(ctx, func() { _ = p.Close() })
+	p.mu.Unlock()
+	log.Info("prompt open", "agent", info.Agent.String(), "budget", info.Budget)
+	return p, nil
+}
+
+// checkInfo refuses a PromptInfo the page could not describe honestly.
+func checkInfo(info fill.PromptInfo) error {
+	switch {
+	case info.Service == "":
+		return errors.New("no service")
+	case info.Origin == "":
+		return errors.New("no origin")
+	case info.Field != fill.FieldPassword && info.Field != fill.FieldOTP:
+		return fmt.Errorf("field kind %q: want %q or %q", info.Field, fill.FieldPassword, fill.FieldOTP)
+	case info.Budget < 0:
+		return errors.New("negative budget")
+	}
+	return nil
+}
+
+// randomToken is 256 random bits, base64url without padding.
+func randomToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// prompt is one open prompt: its server, and the answer until Wait takes
+// it.
+type prompt struct {
+	host   string // "127.0.0.1:<port>": the only Host header accepted
+	origin string // "http://127.0.0.1:<port>": the only Origin a POST may carry
+	path   string // "/<nonce>": the only path served
+	csrf   []byte // the form's token
+	page   formData
+	log    *slog.Logger
+
+	srv    *http.Server
+	served chan struct{} // closed when Serve returned
+
+	done     chan struct{} // closed once the prompt has an outcome
+	doneOnce sync.Once
+
+	mu        sync.Mutex
+	timer     *time.Timer // the budget, or nil
+	unwatch   func() bool // stops watching Start's ctx
+	ended     bool        // an outcome is set: every later request gets 410
+	answer    fill.Answer // the human's answer, until Wait takes it
+	hasAnswer bool
+	endErr    error // what Wait returns when there is no answer to take
+}
+
+// URL is the page's address. It goes to the browser, never to the agent.
+func (p *prompt) URL() string { return p.origin + p.path }
+
+// Wait blocks until the prompt has an outcome or ctx ends. It hands over
+// the answer once; the caller owns Answer.Value and must zero it. Without
+// an answer it returns ctx.Err(), ErrClosed, ErrExpired or ErrBurned.
+func (p *prompt) Wait(ctx context.Context) (fill.Answer, error) {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return fill.Answer{}, ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.hasAnswer {
+		return fill.Answer{}, p.endErr
+	}
+	a := p.answer
+	p.answer, p.hasAnswer, p.endErr = fill.Answer{}, false, ErrClosed
+	return a, nil
+}
+
+// Close stops the server at once and burns the nonce; an answer nobody
+// collected is zeroed. It is safe to call more than once and from several
+// goroutines.
+func (p *prompt) Close() error {
+	p.mu.Lock()
+	if p.hasAnswer {
+		clear(p.answer.Value)
+		p.answer, p.hasAnswer = fill.Answer{}, false
+		p.endErr = ErrClosed
+	}
+	if !p.ended {
+		p.ended, p.endErr = true, ErrClosed
+	}
+	p.mu.Unlock()
+	p.publish()
+	p.stopWatching()
+	err := p.srv.Close()
+	<-p.served
+	p.log.Debug("prompt closed")
+	if err != nil {
+		return fmt.Errorf("close prompt server: %w", err)
+	}
+	return nil
+}
+
+// settle sets the prompt's outcome, once: an answer (a may be nil) and the
+// error Wait returns when there is no answer. It reports false when the
+// prompt already had an outcome; the caller then zeroes a.Value itself.
+// It does not wake Wait: publish does, once the final page is on its way.
+func (p *prompt) settle(a *fill.Answer, err error) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		return false
+	}
+	p.ended, p.endErr = true, err
+	if a != nil {
+		p.answer, p.hasAnswer = *a, true
+	}
+	return true
+}
+
+// isEnded reports whether the prompt already has an outcome.
+func (p *prompt) isEnded() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended
+}
+
+// publish wakes Wait.
+func (p *prompt) publish() { p.doneOnce.Do(func() { close(p.done) }) }
+
+// stopWatching stops the budget timer and the watch on Start's ctx.
+func (p *prompt) stopWatching() {
+	p.mu.Lock()
+	timer, unwatch := p.timer, p.unwatch
+	p.mu.Unlock()
+	if timer != nil {
+		timer.Stop()
+	}
+	unwatch()
+}
+
+// expire ends a prompt whose budget ran out.
+func (p *prompt) expire() {
+	if !p.settle(nil, ErrExpired) {
+		return
+	}
+	p.log.Info("prompt expired")
+	p.publish()
+	p.stopWatching()
+	_ = p.srv.Close()
+}
+
+// drain shuts the server down after an outcome: no new connections, and
+// requests in flight get drainGrace to finish (the final page among them).
+func (p *prompt) drain() {
+	p.stopWatching()
+	ctx, cancel := context.WithTimeout(context.Background(), drainGrace)
+	defer cancel()
+	_ = p.srv.Shutdown(ctx)
+	_ = p.srv.Close()
+}
