@@ -12,10 +12,10 @@ import (
 // maxHostLen is the longest DNS name, in its dotted ASCII form.
 const maxHostLen = 253
 
-// ValidService reports whether s names a service fillgate may fill for: a
-// DNS host (`github.com`, `login.example.co.uk`), `localhost` or a name under
-// it, or an IP literal (IPv6 without brackets). See NormalizeService for the
-// rules.
+// ValidService returns nil when s names a service fillgate may fill for,
+// else an error that says what is wrong. A service is a DNS host
+// (`github.com`, `login.example.co.uk`), `localhost` or a name under it, or
+// an IP literal (IPv6 without brackets); see NormalizeService for the rules.
 func ValidService(s string) error {
 	_, err := NormalizeService(s)
 	return err
