@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -120,20 +119,25 @@ func StartChromium(t testing.TB, ctx context.Context, o ChromiumOptions) *Chromi
 	args = append(args, o.Args...)
 	args = append(args, "about:blank")
 
+	// A reused profile still holds the last run's port file.
+	portFile := filepath.Join(o.UserDataDir, "DevToolsActivePort")
+	if err := os.Remove(portFile); err != nil && !os.IsNotExist(err) {
+		t.Fatalf("remove the old DevToolsActivePort: %v", err)
+	}
 	c := &Chromium{UserDataDir: o.UserDataDir}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = o.Env
 	cmd.Stdout = &lockedWriter{c: c}
 	cmd.Stderr = &lockedWriter{c: c}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	c.Cmd = cmd
 	t.Cleanup(c.Stop)
 
-	portFile := filepath.Join(o.UserDataDir, "DevToolsActivePort")
-	deadline := time.Now().Add(30 * time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	for {
 		data, err := os.ReadFile(portFile)
 		if err == nil {
@@ -145,10 +149,11 @@ func StartChromium(t testing.TB, ctx context.Context, o ChromiumOptions) *Chromi
 				}
 			}
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			t.Fatalf("chromium did not write DevToolsActivePort; its output:\n%s", c.Output())
+		select {
+		case <-ctx.Done():
+			t.Fatalf("chromium did not write DevToolsActivePort (%v); its output:\n%s", ctx.Err(), c.Output())
+		case <-time.After(50 * time.Millisecond):
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -165,13 +170,13 @@ func (c *Chromium) Stop() {
 	if c.Cmd == nil || c.Cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-c.Cmd.Process.Pid, syscall.SIGTERM)
+	signalGroup(c.Cmd, false)
 	done := make(chan struct{})
 	go func() { _ = c.Cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-c.Cmd.Process.Pid, syscall.SIGKILL)
+		signalGroup(c.Cmd, true)
 		<-done
 	}
 	c.Cmd = nil
