@@ -7,10 +7,10 @@ const $ = (id) => document.getElementById(id);
 
 function render(s) {
   if (!s) return;
-  $("status").textContent = s.connected
+  $("conn").textContent = s.connected
     ? `Connected to the fillgate host ${s.host.version}.`
     : "Not connected: run “fillgate install”, then restart the browser.";
-  $("status").className = s.connected ? "ok" : "bad";
+  $("conn").className = s.connected ? "ok" : "bad";
   $("pause").checked = s.paused;
   const rows = s.history.map((h) => {
     const li = document.createElement("li");
@@ -19,7 +19,7 @@ function render(s) {
     li.className = h.status === "ok" ? "ok" : "";
     return li;
   });
-  $("history").replaceChildren(...rows);
+  $("recent").replaceChildren(...rows);
   $("empty").hidden = rows.length > 0;
 }
 
