@@ -1,0 +1,323 @@
+package fill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// ErrBrowserGone is the cancellation cause a host uses when the browser
+// side (the native port or the CDP connection) went away mid-request.
+var ErrBrowserGone = errors.New("the browser disconnected")
+
+// ErrAgentGone is the cancellation cause used when the agent's connection
+// closed before the request finished.
+var ErrAgentGone = errors.New("the agent disconnected")
+
+// Policy decides whether a request may go ahead. The policy package
+// implements it; the Engine never decides on its own.
+type Policy interface {
+	// CheckService refuses a malformed service or a bare public suffix.
+	CheckService(service string) error
+	// Decide evaluates the inspected page against the request: origin and
+	// frame chain, field kind and state, agent. detail explains a refusal.
+	Decide(service, field string, agent Agent, in Inspection, via string) (allow bool, detail string)
+}
+
+// Limits are the Engine's budgets.
+type Limits struct {
+	PromptBudget  time.Duration // how long the human has; past it: no_response
+	Cooldown      time.Duration // after no_response, how long the same agent may not re-ask for the service
+	RateLimit     int           // requests per agent per RateWindow; 0 means no limit
+	RateWindow    time.Duration
+	InspectBudget time.Duration // how long the browser may take to inspect
+	InsertBudget  time.Duration // how long the browser may take to insert
+	// FallbackHint tells the agent what to do instead after no_response.
+	FallbackHint string
+}
+
+// DefaultLimits are the budgets used where a policy sets none.
+func DefaultLimits() Limits {
+	return Limits{
+		PromptBudget:  90 * time.Second,
+		Cooldown:      10 * time.Minute,
+		RateLimit:     6,
+		RateWindow:    time.Minute,
+		InspectBudget: 5 * time.Second,
+		InsertBudget:  10 * time.Second,
+		FallbackHint: "do not ask again now: the human did not see or answer the prompt. " +
+			"Ask them in your own interface to type the secret into the page themselves, " +
+			"or to run the request again when they are at the browser",
+	}
+}
+
+// Engine runs the fill flow: inspect → policy → prompt → re-check and
+// insert → result. It is safe for concurrent use.
+type Engine struct {
+	Browser  Browser
+	Prompter Prompter
+	Policy   Policy
+	State    State
+	Limits   Limits
+	Audit    Auditor      // optional
+	Log      *slog.Logger // optional; never given a value
+	// OnOutcome, if set, hears every result (the extension's popup history).
+	OnOutcome func(Result)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Fill runs one request for agent and returns its result. progress, if not
+// nil, hears each phase. Fill never returns the value and zeroes it on
+// every path.
+func (e *Engine) Fill(ctx context.Context, req Request, agent Agent, progress func(Progress)) Result {
+	if progress == nil {
+		progress = func(Progress) {}
+	}
+	res := e.fill(ctx, req, agent, progress)
+	e.log().Info("fill finished", "agent", agent.String(), "service", res.Service,
+		"origin", res.Origin, "field", res.Field, "via", res.Via, "status", string(res.Status), "detail", res.Detail)
+	if e.Audit != nil {
+		err := e.Audit.Record(AuditEntry{
+			Time: e.now(), Agent: agent, Service: res.Service, Origin: res.Origin,
+			Field: res.Field, Via: res.Via, Status: res.Status, Detail: res.Detail,
+		})
+		if err != nil {
+			e.log().Error("audit log", "err", err)
+		}
+	}
+	if e.OnOutcome != nil {
+		e.OnOutcome(res)
+	}
+	return res
+}
+
+func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress func(Progress)) Result {
+	r := Result{Service: req.Service, Via: e.Browser.Via()}
+	field, err := NormalizeField(req.Field)
+	if err != nil {
+		return r.with(StatusRefused, err.Error())
+	}
+	r.Field = field
+	if err := e.Policy.CheckService(req.Service); err != nil {
+		return r.with(StatusRefused, err.Error())
+	}
+
+	now := e.now()
+	if until, ok := e.State.CoolingDown(agent.Key(), req.Service, now); ok {
+		r.Fallback = e.Limits.FallbackHint
+		return r.with(StatusRefused, fmt.Sprintf(
+			"nobody answered the last prompt for %s from this agent; fillgate will not ask again before %s",
+			req.Service, until.Format(time.TimeOnly)))
+	}
+	if !e.State.Allow(agent.Key(), now, e.Limits.RateLimit, e.Limits.RateWindow) {
+		return r.with(StatusRefused, fmt.Sprintf(
+			"too many requests from this agent: at most %d per %s", e.Limits.RateLimit, e.Limits.RateWindow))
+	}
+	release, err := e.State.Claim(req.Service)
+	if errors.Is(err, ErrBusy) {
+		return r.with(StatusRefused, fmt.Sprintf(
+			"a prompt for %s is already open; answer or cancel it first", req.Service))
+	}
+	if err != nil {
+		return r.with(StatusFailed, fmt.Sprintf("cannot record the request: %v", err))
+	}
+	defer release()
+
+	// Inspect.
+	progress(Progress{Phase: PhaseInspecting})
+	ictx, cancel := context.WithTimeout(ctx, e.Limits.InspectBudget)
+	in, err := e.Browser.Inspect(ictx, req)
+	cancel()
+	if err != nil {
+		return r.with(e.classify(ctx, StatusFailed), fmt.Sprintf("cannot inspect the browser tab: %v", e.cause(ctx, err)))
+	}
+	r.Origin = in.Origin()
+	if in.Paused {
+		return r.with(StatusRefused, "fills are paused in the fillgate extension; switch them back on in its toolbar popup")
+	}
+	if ok, detail := e.Policy.Decide(req.Service, field, agent, in, e.Browser.Via()); !ok {
+		return r.with(StatusRefused, detail)
+	}
+
+	// Prompt.
+	budget := e.Limits.PromptBudget
+	if req.Timeout > 0 && req.Timeout < budget {
+		budget = req.Timeout
+	}
+	answer, status, detail := e.ask(ctx, PromptInfo{
+		Agent: agent, Service: req.Service, Origin: r.Origin, Field: field,
+		Via: e.Browser.Via(), Budget: budget,
+	}, progress)
+	defer clear(answer.Value)
+	if status != "" {
+		if status == StatusNoResponse {
+			r.Fallback = e.Limits.FallbackHint
+			if err := e.State.NoteNoResponse(agent.Key(), req.Service, e.now().Add(e.Limits.Cooldown)); err != nil {
+				e.log().Error("record cool-down", "err", err)
+			}
+		}
+		return r.with(status, detail)
+	}
+
+	// Re-check and insert.
+	progress(Progress{Phase: PhaseInserting})
+	xctx, cancel := context.WithTimeout(ctx, e.Limits.InsertBudget)
+	v, err := e.Browser.Insert(xctx, in, answer.Value)
+	cancel()
+	clear(answer.Value)
+	if err != nil {
+		return r.with(e.classify(ctx, StatusFailed), fmt.Sprintf("cannot insert: %v", e.cause(ctx, err)))
+	}
+	if !v.Inserted {
+		return r.with(StatusRefused, "nothing was inserted: "+explain(v.Reason))
+	}
+	if !v.Matched {
+		return r.with(StatusFailed, "the field did not keep the whole value (a length limit or a page script changed it); check the page")
+	}
+	return r.with(StatusOK, fmt.Sprintf("inserted into the focused %s field; nothing was submitted", fieldWord(field)))
+}
+
+// ask runs the prompt and waits for the human. It returns the answer, or a
+// status and detail when there is none.
+func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progress)) (Answer, Status, string) {
+	// Context deadlines run on the real clock, whatever e.Now says.
+	pctx, cancel := context.WithTimeout(ctx, info.Budget)
+	defer cancel()
+	deadline, _ := pctx.Deadline()
+
+	p, err := e.Prompter(pctx, info)
+	if err != nil {
+		return Answer{}, StatusFailed, fmt.Sprintf("cannot start the prompt: %v", err)
+	}
+	defer p.Close()
+	win, err := e.Browser.OpenPrompt(pctx, p.URL())
+	if err != nil {
+		return Answer{}, e.classify(ctx, StatusFailed), fmt.Sprintf("cannot open the prompt: %v", e.cause(ctx, err))
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+		defer cancel()
+		if err := win.Close(cctx); err != nil {
+			e.log().Warn("close prompt window", "err", err)
+		}
+	}()
+	progress(Progress{Phase: PhaseWaiting, Deadline: deadline})
+
+	type reply struct {
+		a   Answer
+		err error
+	}
+	wctx, stop := context.WithCancel(pctx)
+	defer stop()
+	replies := make(chan reply, 1)
+	go func() {
+		a, err := p.Wait(wctx)
+		replies <- reply{a, err}
+	}()
+	// take returns the reply; if one arrived after we stopped caring, its
+	// value is zeroed.
+	discard := func() {
+		stop()
+		rep := <-replies
+		clear(rep.a.Value)
+	}
+
+	select {
+	case rep := <-replies:
+		if rep.err == nil {
+			if rep.a.Cancelled {
+				clear(rep.a.Value)
+				return Answer{}, StatusCancelled, "the human cancelled the prompt"
+			}
+			return rep.a, "", ""
+		}
+	case <-win.Closed():
+		discard()
+		return Answer{}, StatusCancelled, "the prompt window was closed without an answer"
+	case <-pctx.Done():
+		discard()
+	}
+	switch {
+	case ctx.Err() != nil:
+		return Answer{}, e.classify(ctx, StatusCancelled), e.cause(ctx, ctx.Err()).Error()
+	case pctx.Err() != nil:
+		return Answer{}, StatusNoResponse, fmt.Sprintf("nobody answered the prompt within %s; the request was dropped", info.Budget.Round(time.Second))
+	}
+	return Answer{}, StatusFailed, "the prompt ended without an answer"
+}
+
+// classify maps a failure after ctx ended: the browser going away is a
+// failure, the agent going away a cancellation.
+func (e *Engine) classify(ctx context.Context, otherwise Status) Status {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrBrowserGone):
+		return StatusFailed
+	case errors.Is(cause, ErrAgentGone):
+		return StatusCancelled
+	}
+	return otherwise
+}
+
+// cause prefers the reason ctx ended over err, which is often just
+// "context canceled".
+func (e *Engine) cause(ctx context.Context, err error) error {
+	if c := context.Cause(ctx); c != nil && (errors.Is(c, ErrBrowserGone) || errors.Is(c, ErrAgentGone)) {
+		return c
+	}
+	return err
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log != nil {
+		return e.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (r Result) with(s Status, detail string) Result {
+	r.Status = s
+	r.Detail = detail
+	return r
+}
+
+func fieldWord(kind string) string {
+	if kind == FieldOTP {
+		return "one-time-code"
+	}
+	return kind
+}
+
+// explain turns an in-page refusal reason into a sentence.
+func explain(reason string) string {
+	switch reason {
+	case "paused":
+		return "fills are paused in the fillgate extension"
+	case "tab_gone":
+		return "the tab was closed"
+	case "origin_changed":
+		return "the page navigated to another origin while the prompt was open"
+	case "frame_changed":
+		return "focus moved to another frame while the prompt was open"
+	case "element_gone":
+		return "the field is gone (the page navigated or re-rendered)"
+	case "focus_moved":
+		return "focus moved to another field while the prompt was open; click into the field and ask again"
+	case "kind_changed":
+		return "the focused field is no longer the kind that was shown in the prompt"
+	case "not_usable":
+		return "the field is no longer visible and enabled"
+	case "":
+		return "the page refused"
+	}
+	return "the page refused (" + reason + ")"
+}
