@@ -1,0 +1,54 @@
+package install
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/ and README-table.md")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(p)
+	require.NoError(t, err, "missing golden file; run go test ./install -update")
+	require.Equal(t, string(want), string(got), "differs from %s; if the change is meant, run go test ./install -update", p)
+}
+
+// jsonEscaped is s as it appears inside a JSON string.
+func jsonEscaped(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+// normalize replaces machine-specific paths in JSON output by names.
+func normalize(b []byte, pairs ...string) []byte {
+	s := string(b)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		s = strings.ReplaceAll(s, jsonEscaped(pairs[i]), pairs[i+1])
+	}
+	return []byte(s)
+}
+
+// namesFor lists the table's browsers that exist on os.
+func namesFor(os string) []string {
+	var out []string
+	for _, b := range Table() {
+		if _, ok := b.OS[os]; ok {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
