@@ -140,9 +140,9 @@ func (s *sys) removeExtensionFiles(dir string, files []string) error {
 func loadSteps(b *Browser, dir string, p osPath) (steps []string, note string) {
 	if b.Family == manifest.Firefox {
 		return []string{
-				"Open " + b.Page,
-				"Click \"Load Temporary Add-on…\" and choose " + p.join(dir, "manifest.json"),
-			}, temporaryNote(b.Title+" removes a temporary add-on when it quits")
+			"Open " + b.Page,
+			"Click \"Load Temporary Add-on…\" and choose " + p.join(dir, "manifest.json"),
+		}, temporaryNote(b.Title + " removes a temporary add-on when it quits")
 	}
 	toggle := "Turn on \"Developer mode\" (top right)."
 	if b.Name == "edge" || b.Name == "edge-beta" || b.Name == "edge-dev" {
