@@ -214,6 +214,7 @@ type session struct {
 	cancel   context.CancelFunc
 	target   *chromedp.Target
 	detached <-chan struct{}
+	contexts *contextBook
 	once     sync.Once
 }
 
@@ -254,7 +255,9 @@ func (b *Browser) attach(ctx context.Context, id target.ID) (*session, error) {
 	}
 	b.mu.Unlock()
 
-	tctx, cancel := chromedp.NewContext(b.bctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	book := newContextBook()
+	tctx, cancel := chromedp.NewContext(b.bctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel(),
+		chromedp.WithListener(book.listen))
 	// The first Run binds the session to tctx; ctx only bounds the attach.
 	stop := context.AfterFunc(ctx, cancel)
 	err := chromedp.Do(tctx)
@@ -272,7 +275,7 @@ func (b *Browser) attach(ctx context.Context, id target.ID) (*session, error) {
 		cancel()
 		return nil, fmt.Errorf("attach: %w", err)
 	}
-	s := &session{id: id, ctx: tctx, cancel: cancel, target: c.Target, detached: detached}
+	s := &session{id: id, ctx: tctx, cancel: cancel, target: c.Target, detached: detached, contexts: book}
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -346,6 +349,8 @@ func isContextGone(err error) bool {
 	if !errors.As(err, &cerr) {
 		return false
 	}
-	return containsFold(cerr.Message, "cannot find context") ||
-		containsFold(cerr.Message, "execution context") && containsFold(cerr.Message, "not found")
+	// V8 says "Cannot find context with specified id" for an
+	// executionContextId and "uniqueContextId not found" for a unique id.
+	return containsFold(cerr.Message, "context") &&
+		(containsFold(cerr.Message, "cannot find") || containsFold(cerr.Message, "not found"))
 }

@@ -66,11 +66,11 @@ var errNotUTF8 = errors.New("value is not valid UTF-8")
 // forwarded: it could quote arguments.
 var errThrew = errors.New("the in-page function threw an exception")
 
-// newWorld creates an isolated world in frameID on s and learns its unique
-// context id from the Runtime.executionContextCreated event.
+// newWorld creates an isolated world named name in frameID on s and looks
+// up its unique context id, which the session's listener recorded from
+// Runtime.executionContextCreated (the event precedes the command's reply;
+// after a navigation Chromium may hand back a world it re-created itself).
 func newWorld(ctx context.Context, s *session, frameID cdp.FrameID, name string) (*world, error) {
-	events, stop := s.target.Subscribe(runtime.ExecutionContextCreated.Method)
-	defer stop()
 	res, err := cdp.Call(ctx, s.target, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
 		FrameID:             frameID,
 		WorldName:           name,
@@ -79,25 +79,14 @@ func newWorld(ctx context.Context, s *session, frameID cdp.FrameID, name string)
 	if err != nil {
 		return nil, fmt.Errorf("create isolated world: %w", err)
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for the isolated world: %w", ctx.Err())
-		case <-s.detached:
-			return nil, errSessionGone
-		case raw, ok := <-events:
-			if !ok {
-				return nil, errSessionGone
-			}
-			var ev runtime.EventExecutionContextCreated
-			if err := json.Unmarshal(raw, &ev); err != nil || ev.Context == nil {
-				continue
-			}
-			if ev.Context.ID == res.ExecutionContextID && ev.Context.UniqueID != "" {
-				return &world{sess: s, frameID: frameID, uniqueID: ev.Context.UniqueID}, nil
-			}
-		}
+	c, err := s.contexts.wait(ctx, res.ExecutionContextID, s.detached)
+	if err != nil {
+		return nil, err
 	}
+	if c.name != name || c.frameID != frameID {
+		return nil, errors.New("the isolated world's context is not the one asked for")
+	}
+	return &world{sess: s, frameID: frameID, uniqueID: c.uniqueID}, nil
 }
 
 // call runs fillgateInPage(op, arg) in the world. argJSON is the raw JSON

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +23,28 @@ import (
 
 	hostcdp "github.com/fillgate/fillgate/host/cdp"
 	"github.com/fillgate/fillgate/tests/browser"
+	"github.com/fillgate/fillgate/tests/leakscan"
 )
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+// Printf appends one formatted line.
+func (b *syncBuffer) Printf(format string, args ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = fmt.Appendf(b.buf, format+"\n", args...)
+}
+
+// Bytes returns a copy of what was written.
+func (b *syncBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.buf)
+}
 
 // env is one real headless Chromium, two loopback origins serving the test
 // pages, and the test's own CDP connection, which plays the user: it opens
@@ -36,6 +58,8 @@ type env struct {
 	originB string // http://127.0.0.2:port
 	bctx    context.Context
 	user    map[target.ID]bool // the user's tabs: must all be open at the end
+	secrets [][]byte           // scanned for after the browser stopped
+	log     *syncBuffer        // chromedp's log lines from the Browser under test
 }
 
 // newEnv starts everything; it all stops when the test ends.
@@ -44,7 +68,17 @@ func newEnv(t testing.TB) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	root := t.TempDir()
-	e := &env{t: t, ctx: ctx, root: root, user: map[target.ID]bool{}}
+	e := &env{t: t, ctx: ctx, root: root, user: map[target.ID]bool{}, log: &syncBuffer{}}
+	// Registered first, so it runs last: after the browser stopped and
+	// flushed its profile.
+	t.Cleanup(func() {
+		for _, secret := range e.secrets {
+			if n := leakscan.Dirs(t, secret, root); n == 0 {
+				t.Errorf("leak scan read no files")
+			}
+			leakscan.Bytes(t, secret, "the Browser's log", e.log.Bytes())
+		}
+	})
 	e.chrome = browser.StartChromium(t, ctx, browser.ChromiumOptions{
 		UserDataDir: root + "/profile",
 		Env:         browser.BaseEnv(root),
@@ -58,6 +92,9 @@ func newEnv(t testing.TB) *env {
 		t.Fatalf("harness: connect: %v", err)
 	}
 	e.bctx = bctx
+	for _, id := range e.pageTargets() {
+		e.user[id] = true // the tab the browser started with
+	}
 	t.Cleanup(func() {
 		e.checkUserTabs()
 		bcancel()
@@ -71,9 +108,19 @@ func (e *env) endpoint() hostcdp.Endpoint {
 	return hostcdp.Endpoint{URL: fmt.Sprintf("http://127.0.0.1:%d", e.chrome.Port), Source: hostcdp.SourceFillgateEnv}
 }
 
+// secret returns a new random secret that the final leak scan looks for.
+func (e *env) secret() []byte {
+	s := leakscan.NewSecret(e.t)
+	e.secrets = append(e.secrets, s)
+	return s
+}
+
 // connect opens a fillgate CDP Browser on the env's browser.
 func (e *env) connect(o hostcdp.Options) *hostcdp.Browser {
 	e.t.Helper()
+	if o.Logf == nil {
+		o.Logf = e.log.Printf
+	}
 	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 	defer cancel()
 	b, err := hostcdp.Connect(ctx, e.endpoint(), o)
@@ -321,3 +368,6 @@ const pageTemplate = `<!doctype html><html><head><meta charset="utf-8"><title>fi
 window.inputs = 0; window.trusted = 0;
 document.addEventListener('input', (e) => { window.inputs++; if (e.isTrusted) window.trusted++; }, true);
 </script></body></html>`
+
+// targetID converts a string to a target id.
+func targetID(s string) target.ID { return target.ID(s) }
