@@ -1,0 +1,224 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// FirefoxOptions configures StartFirefox.
+type FirefoxOptions struct {
+	// Profile is the profile directory; empty means a new temp dir.
+	Profile string
+	// Env is the browser's whole environment (native hosts inherit it);
+	// nil means BaseEnv of a temp dir.
+	Env []string
+}
+
+// Firefox is a running headless Firefox (Debian's firefox-esr), driven
+// over WebDriver BiDi.
+type Firefox struct {
+	Cmd     *exec.Cmd
+	Profile string
+
+	mu     sync.Mutex // guards output and urls
+	output strings.Builder
+	urls   chan string // gets the BiDi address once it is printed
+	call   sync.Mutex  // one command at a time on conn
+	conn   *websocket.Conn
+	nextID int
+}
+
+// FirefoxBinary finds Firefox ESR (or FILLGATE_FIREFOX). Tests fail, never
+// skip, without one: .ci/run installs it.
+func FirefoxBinary() (string, error) {
+	if p := os.Getenv("FILLGATE_FIREFOX"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"firefox-esr", "firefox"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no Firefox found: run apt-get install -y firefox-esr (or set FILLGATE_FIREFOX)")
+}
+
+// quietPrefs keep a test profile from reaching anything but loopback: no
+// updates, telemetry, safe-browsing lists, remote settings or probes.
+const quietPrefs = `user_pref("app.update.disabledForTesting", true);
+user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("browser.startup.homepage_override.mstone", "ignore");
+user_pref("browser.newtabpage.enabled", false);
+user_pref("browser.region.network.url", "");
+user_pref("browser.safebrowsing.malware.enabled", false);
+user_pref("browser.safebrowsing.phishing.enabled", false);
+user_pref("browser.safebrowsing.downloads.enabled", false);
+user_pref("browser.safebrowsing.blockedURIs.enabled", false);
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("datareporting.healthreport.uploadEnabled", false);
+user_pref("toolkit.telemetry.enabled", false);
+user_pref("toolkit.telemetry.server", "");
+user_pref("extensions.update.enabled", false);
+user_pref("extensions.blocklist.enabled", false);
+user_pref("extensions.getAddons.cache.enabled", false);
+user_pref("media.gmp-manager.url", "");
+user_pref("network.captive-portal-service.enabled", false);
+user_pref("network.connectivity-service.enabled", false);
+user_pref("network.dns.disablePrefetch", true);
+user_pref("network.prefetch-next", false);
+user_pref("services.settings.server", "http://127.0.0.1:9/");
+`
+
+var bidiURL = regexp.MustCompile(`WebDriver BiDi listening on (ws://127\.0\.0\.1:\d+)`)
+
+// StartFirefox launches headless Firefox with a throw-away profile and
+// opens a WebDriver BiDi session. The browser is killed when the test ends.
+func StartFirefox(t testing.TB, ctx context.Context, o FirefoxOptions) *Firefox {
+	t.Helper()
+	bin, err := FirefoxBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Profile == "" {
+		o.Profile = t.TempDir()
+	}
+	if o.Env == nil {
+		o.Env = BaseEnv(t.TempDir())
+	}
+	if err := os.WriteFile(filepath.Join(o.Profile, "user.js"), []byte(quietPrefs), 0o600); err != nil {
+		t.Fatalf("write user.js: %v", err)
+	}
+	urls := make(chan string, 1)
+	f := &Firefox{Profile: o.Profile, urls: urls}
+	cmd := exec.Command(bin, "--headless", "--no-remote", "--profile", o.Profile, "--remote-debugging-port=0", "about:blank")
+	cmd.Env = o.Env
+	cmd.Stdout = io.Discard
+	cmd.Stderr = (*firefoxOutput)(f)
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start firefox: %v", err)
+	}
+	f.Cmd = cmd
+	t.Cleanup(f.Stop)
+
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var url string
+	select {
+	case url = <-urls:
+	case <-ctx.Done():
+		t.Fatalf("firefox did not start WebDriver BiDi (%v); its output:\n%s", ctx.Err(), f.Output())
+	}
+	f.conn, _, err = websocket.Dial(ctx, url+"/session", nil)
+	if err != nil {
+		t.Fatalf("connect to WebDriver BiDi: %v", err)
+	}
+	f.conn.SetReadLimit(64 << 20)
+	if err := f.Call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
+		t.Fatalf("new BiDi session: %v", err)
+	}
+	return f
+}
+
+// firefoxOutput collects the browser's stderr and picks the BiDi address
+// out of it.
+type firefoxOutput Firefox
+
+func (w *firefoxOutput) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.output.Write(p)
+	if w.urls != nil {
+		if m := bidiURL.FindStringSubmatch(w.output.String()); m != nil {
+			w.urls <- m[1]
+			w.urls = nil
+		}
+	}
+	return len(p), nil
+}
+
+// Output is what the browser printed on stderr so far.
+func (f *Firefox) Output() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.output.String()
+}
+
+// Call sends one BiDi command and decodes its result into result (when
+// not nil). Events that arrive meanwhile are dropped.
+func (f *Firefox) Call(ctx context.Context, method string, params, result any) error {
+	f.call.Lock()
+	defer f.call.Unlock()
+	f.nextID++
+	id := f.nextID
+	req, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	err = f.conn.Write(ctx, websocket.MessageText, req)
+	clear(req)
+	if err != nil {
+		return fmt.Errorf("%s: send: %w", method, err)
+	}
+	for {
+		_, data, err := f.conn.Read(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: read: %w", method, err)
+		}
+		var msg struct {
+			ID      int             `json:"id"`
+			Type    string          `json:"type"`
+			Error   string          `json:"error"`
+			Message string          `json:"message"`
+			Result  json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(data, &msg); err != nil {
+			return fmt.Errorf("%s: decode: %w", method, err)
+		}
+		if msg.ID != id || msg.Type == "event" {
+			continue
+		}
+		if msg.Type == "error" {
+			return fmt.Errorf("%s: %s: %s", method, msg.Error, msg.Message)
+		}
+		if result == nil {
+			return nil
+		}
+		if err := json.Unmarshal(msg.Result, result); err != nil {
+			return fmt.Errorf("%s: decode result: %w", method, err)
+		}
+		return nil
+	}
+}
+
+// Stop ends the session and kills the browser and the native hosts it
+// started.
+func (f *Firefox) Stop() {
+	if f.conn != nil {
+		_ = f.conn.CloseNow()
+	}
+	if f.Cmd == nil || f.Cmd.Process == nil {
+		return
+	}
+	signalGroup(f.Cmd, false)
+	done := make(chan struct{})
+	go func() { _ = f.Cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		signalGroup(f.Cmd, true)
+		<-done
+	}
+	f.Cmd = nil
+}
