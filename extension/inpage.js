@@ -175,6 +175,8 @@ function fillgateInPage(op, arg) {
   }
   if (op === "insert") {
     const no = (reason) => ({ inserted: false, matched: false, reason });
+    const value = arg.value;
+    arg.value = null;
     if (location.origin !== arg.origin) return no("origin_changed");
     const m = tokens(), saved = m.get(arg.token);
     m.delete(arg.token);
@@ -185,8 +187,6 @@ function fillgateInPage(op, arg) {
     if (boxes ? !boxes.includes(active) : active !== el) return no("focus_moved");
     if (kind !== arg.kind || kind !== saved.kind || (boxes ? boxes.length : 0) !== saved.split) return no("kind_changed");
     if (problemAll(boxes || [el])) return no("not_usable");
-    const value = arg.value;
-    arg.value = null;
     if (typeof value !== "string" || value === "") return no("insert_failed");
     if (!boxes) return { inserted: true, matched: typeInto(el, value), reason: "" };
     const chars = Array.from(value);

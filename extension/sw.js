@@ -173,12 +173,11 @@ async function insert(msg) {
       target: { tabId, frameIds: [frame] }, world: "ISOLATED", func: fillgateInPage,
       args: ["insert", { token, origin: want[0], kind, value }],
     });
-    value = null;
     const v = res?.result;
     if (!v?.inserted) return notInserted(v?.reason || "insert_failed");
     return { type: "inserted", matched: v.matched === true };
   } finally {
-    value = null;
+    value = null; // drop the only reference this worker held
   }
 }
 
