@@ -3,7 +3,6 @@ package inpage
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,30 +11,6 @@ import (
 	"github.com/fillgate/fillgate/tests/browser"
 	"github.com/fillgate/fillgate/tests/leakscan"
 )
-
-// installFirefoxFakeHost writes the fake host's manifest where Firefox on
-// Linux reads per-user hosts: $HOME/.mozilla/native-messaging-hosts/.
-func installFirefoxFakeHost(t *testing.T, home string) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := json.Marshal(map[string]any{
-		"name": manifest.HostName, "description": "fillgate test host", "path": exe,
-		"type": "stdio", "allowed_extensions": []string{manifest.FirefoxID},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(home, ".mozilla", "native-messaging-hosts")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, manifest.HostName+".json"), m, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // bidiValue is a WebDriver BiDi remote value.
 type bidiValue struct {
@@ -104,7 +79,8 @@ func TestFirefox(t *testing.T) {
 	hosts := acceptHosts(t, ctx, ln)
 	root := t.TempDir()
 	env := append(browser.BaseEnv(root), fakeHostEnv+"="+sock)
-	installFirefoxFakeHost(t, filepath.Join(root, "home"))
+	// Firefox on Linux reads per-user hosts from ~/.mozilla/native-messaging-hosts.
+	installFakeHost(t, filepath.Join(root, "home", ".mozilla", "native-messaging-hosts"), "allowed_extensions", manifest.FirefoxID)
 	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{Env: env})
 	secret := leakscan.NewSecret(t)
 	defer clear(secret)

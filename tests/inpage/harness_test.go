@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -212,15 +211,6 @@ func (tb *tab) focus(el string) {
 	}
 }
 
-func (tb *tab) origin() string {
-	tb.t.Helper()
-	o, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string]("location.origin"))
-	if err != nil {
-		tb.t.Fatal(err)
-	}
-	return o
-}
-
 // testContext is a context for one browser test, with a generous deadline
 // for a slow, shared machine.
 func testContext(t *testing.T) context.Context {
@@ -228,5 +218,3 @@ func testContext(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
-
-func hostOf(url string) string { return strings.TrimPrefix(url, "http://") }

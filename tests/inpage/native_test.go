@@ -1,6 +1,7 @@
 package inpage
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,8 @@ func TestNativeMessaging(t *testing.T) {
 	sock, ln := listenHost(t)
 	hosts := acceptHosts(t, ctx, ln)
 	profile := t.TempDir()
-	installFakeHost(t, profile)
+	// Chromium started with --user-data-dir reads hosts from its NativeMessagingHosts.
+	installFakeHost(t, filepath.Join(profile, "NativeMessagingHosts"), "allowed_origins", manifest.ExtensionOrigin)
 	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{
 		UserDataDir: profile,
 		Extensions:  []string{extensionDir(t)},

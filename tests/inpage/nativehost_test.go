@@ -43,9 +43,10 @@ func relayHost(sock string) int {
 	return 0
 }
 
-// installFakeHost writes the host manifest for the fake host into the
-// profile's NativeMessagingHosts directory.
-func installFakeHost(t *testing.T, profile string) {
+// installFakeHost writes the fake host's manifest into dir, allowing the
+// extension by allowKey ("allowed_origins" for Chromium, with the
+// extension's origin; "allowed_extensions" for Firefox, with its id).
+func installFakeHost(t *testing.T, dir, allowKey, allowed string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -53,12 +54,11 @@ func installFakeHost(t *testing.T, profile string) {
 	}
 	m, err := json.Marshal(map[string]any{
 		"name": manifest.HostName, "description": "fillgate test host", "path": exe,
-		"type": "stdio", "allowed_origins": []string{manifest.ExtensionOrigin},
+		"type": "stdio", allowKey: []string{allowed},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(profile, "NativeMessagingHosts")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
