@@ -15,7 +15,7 @@ import (
 )
 
 // extensionDir is the repository's extension/ directory, loaded unpacked.
-func extensionDir(t *testing.T) string {
+func extensionDir(t testing.TB) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
@@ -26,13 +26,13 @@ func extensionDir(t *testing.T) string {
 
 // worker is a CDP session on the extension's service worker.
 type worker struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 }
 
 // attachWorker waits for the extension's service worker and attaches to it.
 // An attached DevTools session also keeps the worker from idling out.
-func attachWorker(t *testing.T, ctx, browserCtx context.Context) *worker {
+func attachWorker(t testing.TB, ctx, browserCtx context.Context) *worker {
 	t.Helper()
 	info, err := browser.WaitTarget(ctx, browserCtx, "service_worker", manifest.ExtensionOrigin)
 	if err != nil {

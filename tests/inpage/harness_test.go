@@ -18,7 +18,7 @@ import (
 )
 
 // serve serves pages (path → body HTML, wrapped by pageHTML) on 127.0.0.1.
-func serve(t *testing.T, pages map[string]string) *httptest.Server {
+func serve(t testing.TB, pages map[string]string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := pages[r.URL.Path]
@@ -35,7 +35,7 @@ func serve(t *testing.T, pages map[string]string) *httptest.Server {
 
 // startBrowser starts headless Chromium (with the unpacked extension when
 // withExtension) and attaches chromedp to it.
-func startBrowser(t *testing.T, ctx context.Context, withExtension bool) (*browser.Chromium, context.Context) {
+func startBrowser(t testing.TB, ctx context.Context, withExtension bool) (*browser.Chromium, context.Context) {
 	t.Helper()
 	var o browser.ChromiumOptions
 	if withExtension {
@@ -48,12 +48,12 @@ func startBrowser(t *testing.T, ctx context.Context, withExtension bool) (*brows
 // tab is one page under test, with one isolated world per frame in which
 // the in-page function runs, as the CDP fallback runs it.
 type tab struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	worlds map[cdp.FrameID]runtime.ExecutionContextID
 }
 
-func openTab(t *testing.T, browserCtx context.Context, url string) *tab {
+func openTab(t testing.TB, browserCtx context.Context, url string) *tab {
 	t.Helper()
 	return &tab{t: t, ctx: browser.NewTab(t, browserCtx, url), worlds: map[cdp.FrameID]runtime.ExecutionContextID{}}
 }
@@ -213,7 +213,7 @@ func (tb *tab) focus(el string) {
 
 // testContext is a context for one browser test, with a generous deadline
 // for a slow, shared machine.
-func testContext(t *testing.T) context.Context {
+func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx

@@ -330,3 +330,22 @@ func TestInPage(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkInPage measures one probe and one insert of the in-page function
+// over CDP in an isolated world, as the CDP fallback runs them.
+func BenchmarkInPage(b *testing.B) {
+	ctx := testContext(b)
+	srv := serve(b, testPages)
+	_, bctx := startBrowser(b, ctx, false)
+	tb := openTab(b, bctx, srv.URL+"/password")
+	tb.focus("f")
+	top := tb.top()
+	secret := leakscan.NewSecret(b)
+	defer clear(secret)
+	for b.Loop() {
+		tb.probe(top, "tok")
+		if v := tb.insert(top, "tok", srv.URL, "password", secret); !v.Matched {
+			b.Fatalf("insert = %+v", v)
+		}
+	}
+}

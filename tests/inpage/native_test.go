@@ -1,7 +1,9 @@
 package inpage
 
 import (
+	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +16,10 @@ import (
 	"github.com/fillgate/fillgate/tests/leakscan"
 )
 
-// TestNativeMessaging plays the native host over a real connectNative port:
-// the extension says hello, answers requests by id, reports the prompt
-// window closing and the pause switch, feeds the popup, and reconnects
-// when the host goes away.
-func TestNativeMessaging(t *testing.T) {
-	ctx := testContext(t)
-	srv := serve(t, testPages)
+// chromiumWithFakeHost starts Chromium with the extension and the fake
+// native host installed, and hands out each host connection.
+func chromiumWithFakeHost(t testing.TB, ctx context.Context) (*browser.Chromium, context.Context, <-chan *hostConn) {
+	t.Helper()
 	sock, ln := listenHost(t)
 	hosts := acceptHosts(t, ctx, ln)
 	profile := t.TempDir()
@@ -31,7 +30,18 @@ func TestNativeMessaging(t *testing.T) {
 		Extensions:  []string{extensionDir(t)},
 		Env:         append(browser.BaseEnv(t.TempDir()), fakeHostEnv+"="+sock),
 	})
-	bctx := c.Attach(t, ctx)
+	return c, c.Attach(t, ctx), hosts
+}
+
+// TestNativeMessaging plays the native host over a real connectNative port:
+// the extension says hello, answers requests by id, reports the prompt
+// window closing and the pause switch, feeds the popup, and reconnects
+// when the host goes away.
+func TestNativeMessaging(t *testing.T) {
+	ctx := testContext(t)
+	srv := serve(t, testPages)
+	c, bctx, hosts := chromiumWithFakeHost(t, ctx)
+	profile := c.UserDataDir
 	secret := leakscan.NewSecret(t)
 	defer clear(secret)
 
@@ -102,4 +112,36 @@ func TestNativeMessaging(t *testing.T) {
 	c.Stop()
 	leakscan.Bytes(t, secret, "the browser's output", []byte(c.Output()))
 	leakscan.Dirs(t, secret, profile)
+}
+
+// BenchmarkNativeRoundTrip measures the extension path of one fill without
+// the prompt: over a real connectNative port the host asks inspect, then
+// insert, and the value lands in the focused field of a real page. It
+// reports the median as well as the mean.
+func BenchmarkNativeRoundTrip(b *testing.B) {
+	ctx := testContext(b)
+	srv := serve(b, testPages)
+	_, bctx, hosts := chromiumWithFakeHost(b, ctx)
+	h := nextHost(b, ctx, hosts)
+	h.expect(map[string]any{"type": "hello"})
+	tb := openTab(b, bctx, srv.URL+"/password")
+	tb.focus("f")
+	secret := leakscan.NewSecret(b)
+	defer clear(secret)
+
+	var took []time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		h.send(map[string]any{"id": 2 * i, "type": "inspect"})
+		in := h.expect(map[string]any{"id": 2 * i, "type": "inspected"})
+		h.send(map[string]any{"id": 2*i + 1, "type": "insert", "tab": in["tab"], "frame": in["frame"], "token": in["token"],
+			"origins": in["origins"], "kind": "password", "value": string(secret)})
+		h.expect(map[string]any{"id": 2*i + 1, "type": "inserted", "matched": true})
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median/op")
+	if !tb.holds("f", secret) {
+		b.Fatal("value differed")
+	}
 }

@@ -46,7 +46,7 @@ func relayHost(sock string) int {
 // installFakeHost writes the fake host's manifest into dir, allowing the
 // extension by allowKey ("allowed_origins" for Chromium, with the
 // extension's origin; "allowed_extensions" for Firefox, with its id).
-func installFakeHost(t *testing.T, dir, allowKey, allowed string) {
+func installFakeHost(t testing.TB, dir, allowKey, allowed string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -70,13 +70,13 @@ func installFakeHost(t *testing.T, dir, allowKey, allowed string) {
 // hostConn is one run of the fake host: the extension's end of a
 // connectNative port.
 type hostConn struct {
-	t    *testing.T
+	t    testing.TB
 	ctx  context.Context
 	conn net.Conn
 }
 
 // acceptHosts hands out each connection the relay makes.
-func acceptHosts(t *testing.T, ctx context.Context, ln net.Listener) <-chan *hostConn {
+func acceptHosts(t testing.TB, ctx context.Context, ln net.Listener) <-chan *hostConn {
 	ch := make(chan *hostConn, 4)
 	go func() {
 		for {
@@ -91,7 +91,7 @@ func acceptHosts(t *testing.T, ctx context.Context, ln net.Listener) <-chan *hos
 	return ch
 }
 
-func nextHost(t *testing.T, ctx context.Context, ch <-chan *hostConn) *hostConn {
+func nextHost(t testing.TB, ctx context.Context, ch <-chan *hostConn) *hostConn {
 	t.Helper()
 	select {
 	case h := <-ch:
@@ -154,7 +154,7 @@ func (h *hostConn) expect(want map[string]any) map[string]any {
 func (h *hostConn) close() { _ = h.conn.Close() }
 
 // listenHost listens on a fresh AF_UNIX socket for the fake host.
-func listenHost(t *testing.T) (string, net.Listener) {
+func listenHost(t testing.TB) (string, net.Listener) {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "host.sock")
 	ln, err := net.Listen("unix", sock)
