@@ -1,0 +1,180 @@
+package prompt_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/tests/browser"
+	"github.com/fillgate/fillgate/tests/leakscan"
+)
+
+// watchCSP collects the page's CSP violations. Scripts added over CDP
+// run whatever the page's CSP says.
+const watchCSP = `window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", e => window.__cspViolations.push(e.violatedDirective));`
+
+// openInChromium loads url in a new tab, watching for CSP violations, and
+// brings the tab to the front as a popup window would be.
+func openInChromium(t *testing.T, browserCtx context.Context, url string) context.Context {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(browserCtx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("new tab: %v", err)
+	}
+	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchCSP}); err != nil {
+		t.Fatalf("watch CSP: %v", err)
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("navigate: %v", err)
+	}
+	if _, err := chromedp.Call(tab, page.BringToFront, cdp.Empty{}); err != nil {
+		t.Fatalf("bring to front: %v", err)
+	}
+	return tab
+}
+
+// eval runs a JavaScript expression in tab.
+func eval[T any](t *testing.T, tab context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(tab, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitText polls the page until its text holds want (the page navigates
+// after an answer).
+func waitText(t *testing.T, ctx, tab context.Context, want string) {
+	t.Helper()
+	var text string
+	for {
+		text, _ = chromedp.Run(tab, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+		if strings.Contains(text, want) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the page never said %q; it says %q", want, text)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// TestInRealChromium drives the page in headless Chromium with the
+// keyboard alone: the field has focus on load, Enter sends, Esc cancels.
+// It also proves what only a browser can: the CSP hashes let the page's
+// own style and script run and nothing is blocked, dark mode changes the
+// colours, and the form's POST carries the Origin the prompt checks.
+func TestInRealChromium(t *testing.T) {
+	ctx := testCtx(t)
+	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
+	allocCtx, cancelAlloc := remote.NewAllocator(ctx, c.WebSocketURL, remote.NoModifyURL)
+	t.Cleanup(cancelAlloc)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browserCtx); err != nil {
+		t.Fatalf("attach to chromium: %v", err)
+	}
+
+	t.Run("enter submits", func(t *testing.T) {
+		secret := leakscan.NewSecret(t)
+		p, logs := startPrompt(t, ctx, testInfo())
+		tab := openInChromium(t, browserCtx, p.URL())
+
+		// Autofocus applies when the page is next rendered (HTML's "flush
+		// autofocus candidates" runs before animation frame callbacks).
+		afterFrame, err := chromedp.Run(tab, chromedp.Evaluate[string](
+			`new Promise(r => requestAnimationFrame(() => r(document.activeElement.id)))`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("wait for a frame: %v", err)
+		}
+		if afterFrame != "value" {
+			t.Errorf("focused element on load is %q, want the password input", afterFrame)
+		}
+		if r := eval[string](t, tab, `getComputedStyle(document.querySelector("main")).borderTopLeftRadius`); r != "12px" {
+			t.Errorf("the page's style did not apply (CSP hash?): main border radius %q", r)
+		}
+		light := eval[string](t, tab, `getComputedStyle(document.body).backgroundColor`)
+		if _, err := chromedp.Call(tab, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+		}); err != nil {
+			t.Fatalf("emulate dark mode: %v", err)
+		}
+		if dark := eval[string](t, tab, `getComputedStyle(document.body).backgroundColor`); dark == light {
+			t.Errorf("dark mode has the light background %s", light)
+		}
+		if v := eval[[]string](t, tab, `window.__cspViolations`); len(v) != 0 {
+			t.Errorf("CSP blocked parts of the page: %v", v)
+		}
+
+		if err := chromedp.Do(tab, chromedp.KeyEvent(string(secret)), chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatalf("type and press Enter: %v", err)
+		}
+		a, err := waitAnswer(t, ctx, p)
+		if err != nil {
+			t.Fatalf("wait: %v (prompt log:\n%s)", err, logs.Bytes())
+		}
+		if a.Cancelled {
+			t.Errorf("Enter cancelled")
+		}
+		sameValue(t, a.Value, secret)
+		clear(a.Value)
+		waitText(t, ctx, tab, "Sent. You can close this window.")
+
+		final := eval[string](t, tab, `document.documentElement.outerHTML`)
+		noLeak(t, secret, map[string][]byte{"final page": []byte(final), "log": logs.Bytes(), "chromium output": []byte(c.Output())})
+	})
+
+	t.Run("esc cancels", func(t *testing.T) {
+		secret := leakscan.NewSecret(t)
+		info := testInfo()
+		info.Field = fill.FieldOTP
+		p, logs := startPrompt(t, ctx, info)
+		tab := openInChromium(t, browserCtx, p.URL())
+		// Typed, then Esc: nothing must come through.
+		if err := chromedp.Do(tab, chromedp.KeyEvent(string(secret)), chromedp.KeyEvent(kb.Escape)); err != nil {
+			t.Fatalf("type and press Esc: %v", err)
+		}
+		a, err := waitAnswer(t, ctx, p)
+		if err != nil {
+			t.Fatalf("wait: %v", err)
+		}
+		if !a.Cancelled || a.Value != nil {
+			t.Errorf("Esc did not cancel: cancelled=%v", a.Cancelled)
+		}
+		waitText(t, ctx, tab, "Cancelled.")
+		final := eval[string](t, tab, `document.documentElement.outerHTML`)
+		noLeak(t, secret, map[string][]byte{"final page": []byte(final), "log": logs.Bytes(), "chromium output": []byte(c.Output())})
+	})
+
+	t.Run("empty enter keeps the prompt open", func(t *testing.T) {
+		p, _ := startPrompt(t, ctx, testInfo())
+		tab := openInChromium(t, browserCtx, p.URL())
+		// The required field stops the browser from sending nothing.
+		if err := chromedp.Do(tab, chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatalf("press Enter: %v", err)
+		}
+		secret := leakscan.NewSecret(t)
+		if err := chromedp.Do(tab, chromedp.KeyEvent(string(secret)), chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatalf("type and press Enter: %v", err)
+		}
+		a, err := waitAnswer(t, ctx, p)
+		if err != nil {
+			t.Fatalf("wait: %v", err)
+		}
+		sameValue(t, a.Value, secret)
+		clear(a.Value)
+	})
+}
