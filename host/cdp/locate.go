@@ -207,10 +207,10 @@ func (b *Browser) choose(ctx context.Context, pages, infos []*target.Info, req f
 	switch {
 	case chosen >= 0:
 		return cands[chosen].loc, nil
-	case len(matches) > 1:
-		return nil, newError(b.ep, ReasonAmbiguous, detail, nil)
 	case !anyField:
 		return nil, newError(b.ep, ReasonNoFocusedField, detail, nil)
+	case len(matches) > 1:
+		return nil, newError(b.ep, ReasonAmbiguous, detail, nil)
 	default:
 		return nil, newError(b.ep, ReasonNoMatch, detail, nil)
 	}
