@@ -204,7 +204,7 @@ func newClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	return &http.Client{
 		Transport: &http.Transport{
-			Proxy: nil,
+			Proxy: nil, // never a proxy: straight to loopback
 			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				host, _, err := net.SplitHostPort(addr)
 				if err != nil {
@@ -215,7 +215,6 @@ func newClient() *http.Client {
 				}
 				return dialer.DialContext(ctx, network, addr)
 			},
-			ForceAttemptHTTP2: false,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
