@@ -12,10 +12,14 @@ function render(s) {
     : "Not connected: run “fillgate install”, then restart the browser.";
   $("conn").className = s.connected ? "ok" : "bad";
   $("pause").checked = s.paused;
-  const rows = s.history.map((h) => {
+  const rows = s.recent.map((h) => {
     const li = document.createElement("li");
     const time = new Date(h.time);
-    li.textContent = `${isNaN(time) ? "" : time.toLocaleTimeString()} ${h.service} · ${h.origin || "?"} · ${h.status}`;
+    const head = li.appendChild(document.createElement("div"));
+    head.append(h.service, " ");
+    head.appendChild(document.createElement("span")).textContent = h.status;
+    li.appendChild(document.createElement("small")).textContent =
+      `${h.origin || "?"} · ${isNaN(time) ? "" : time.toLocaleTimeString()}`;
     li.className = h.status === "ok" ? "ok" : "";
     return li;
   });

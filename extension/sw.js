@@ -9,13 +9,13 @@ if (typeof fillgateInPage !== "function") importScripts("inpage.js"); // Firefox
 const api = globalThis.browser ?? globalThis.chrome;
 const HOST = "dev.fillgate.host";
 const VERSION = api.runtime.getManifest().version;
-const BACKOFF_MIN = 1000, BACKOFF_MAX = 30000, HISTORY = 10;
+const BACKOFF_MIN = 1000, BACKOFF_MAX = 30000, RECENT = 10;
 
 let port = null; // the open native port, or null
 let host = null; // {version, pid} from the host's "host" notice
 let backoff = BACKOFF_MIN, retry = 0;
 let paused = false; // mirrors storage.local "paused", the only thing stored
-const history = []; // recent outcomes for the popup, newest first; never values
+const recent = []; // recent outcomes for the popup, newest first; never values
 const prompts = new Set(); // ids of the prompt windows this worker opened
 const loaded = api.storage.local.get("paused").then((v) => { paused = v.paused === true; });
 
@@ -67,8 +67,8 @@ function notice(msg) {
     backoff = BACKOFF_MIN;
   } else if (msg?.type === "outcome") {
     const { time, service, origin, status } = msg;
-    history.unshift({ time, service, origin, status });
-    history.splice(HISTORY);
+    recent.unshift({ time, service, origin, status });
+    recent.splice(RECENT);
   }
 }
 
@@ -223,7 +223,7 @@ api.storage.onChanged.addListener((changes, area) => {
 // The popup asks for the state and flips the pause switch.
 api.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   if (sender.id !== api.runtime.id) return false;
-  const state = () => ({ connected: host !== null, host, paused, history, version: VERSION });
+  const state = () => ({ connected: host !== null, host, paused, recent, version: VERSION });
   if (msg?.type === "state") {
     loaded.then(() => sendResponse(state()));
     return true;
