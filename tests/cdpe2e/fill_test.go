@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -53,6 +54,9 @@ func (e *env) insert(b *hostcdp.Browser, in fill.Inspection, secret []byte) fill
 	}
 	out, _ := json.Marshal(v)
 	leakscan.Bytes(e.t, secret, "the verdict", out)
+	// Neither the browser's nor this process's argv and environment.
+	leakscan.Process(e.t, secret, e.chrome.Cmd.Process.Pid)
+	leakscan.Process(e.t, secret, os.Getpid())
 	return v
 }
 
