@@ -373,6 +373,9 @@ func TestSandboxedFirefoxUsesTheHostManifest(t *testing.T) {
 		"widget.use-xdg-desktop-portal.native-messaging-proxy"} {
 		assert.Contains(t, r.Sandboxed[0].Detail, want)
 	}
+	assert.Equal(t, "install xdg-native-messaging-proxy; systemctl --user enable --now xdg-native-messaging-proxy.service; "+
+		"flatpak override --user --talk-name=org.freedesktop.NativeMessagingProxy org.mozilla.firefox; "+
+		"in about:config set widget.use-xdg-desktop-portal.native-messaging-proxy to 1", r.Sandboxed[0].Fix)
 }
 
 func TestDamagedRecordIsReported(t *testing.T) {

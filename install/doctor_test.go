@@ -336,6 +336,9 @@ func TestDoctorSystemManifests(t *testing.T) {
 	d := Doctor(context.Background(), o, Probes{})
 	assert.Empty(t, notOK(d), d.Text())
 	assert.Contains(t, d.Text(), "ok    chromium     /etc/chromium/native-messaging-hosts/dev.fillgate.host.json starts /usr/local/bin/fillgate")
+	o.System = true
+	assert.Equal(t, 1, strings.Count(Doctor(context.Background(), o, Probes{}).Text(), "/etc/chromium/"), "checked once")
+	o.System = false
 
 	require.NoError(t, m.WriteFile("/etc/chromium/native-messaging-hosts/dev.fillgate.host.json", []byte("[]"), 0o644))
 	d = Doctor(context.Background(), o, Probes{})
@@ -357,6 +360,7 @@ func TestDoctorSandboxedBrowsers(t *testing.T) {
 	require.Len(t, bad, 1, d.Text())
 	assert.Equal(t, "chromium", bad[0].Name)
 	assert.Contains(t, bad[0].Detail, "Chromium is a Snap")
+	assert.Equal(t, "install Chromium from its vendor's .deb or .rpm, outside the Snap", bad[0].Fix)
 	assert.Contains(t, d.Text(), "ok    firefox      Firefox is a Snap: it starts fillgate through the WebExtensions portal")
 }
 

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,6 +76,9 @@ func (s *sys) unpackExtension(dir string, rec *record) error {
 			return fmt.Errorf("read embedded %s: %w", f, err)
 		}
 		dst := s.p.join(dir, f)
+		if have, err := s.FS.ReadFile(dst); err == nil && bytes.Equal(have, data) {
+			continue // already there: leave it untouched
+		}
 		if err := s.FS.MkdirAll(s.p.dir(dst), s.dirMode()); err != nil {
 			return fmt.Errorf("create %s: %w", s.p.dir(dst), err)
 		}

@@ -558,3 +558,36 @@ func TestReportText(t *testing.T) {
 		assert.Contains(t, txt, want)
 	}
 }
+
+func BenchmarkInstallEveryLinuxBrowserAgain(b *testing.B) {
+	root := b.TempDir()
+	h := &linuxHome{fs: rootedFS{root}, home: "/home/u", bin: "/opt/fillgate/bin/fillgate", data: "/home/u/.local/share/fillgate",
+		env: map[string]string{"HOME": "/home/u", "PATH": "/usr/bin"}}
+	require.NoError(b, os.MkdirAll(h.real(filepath.Dir(h.bin)), 0o755))
+	require.NoError(b, os.WriteFile(h.real(h.bin), []byte("#!/bin/sh\n"), 0o755))
+	o := h.opts(namesFor("linux")...)
+	_, err := Install(context.Background(), o)
+	require.NoError(b, err)
+	for b.Loop() {
+		if _, err := Install(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDoctor(b *testing.B) {
+	root := b.TempDir()
+	h := &linuxHome{fs: rootedFS{root}, home: "/home/u", bin: "/opt/fillgate/bin/fillgate", data: "/home/u/.local/share/fillgate",
+		env: map[string]string{"HOME": "/home/u", "PATH": "/usr/bin"}}
+	require.NoError(b, os.MkdirAll(h.real(filepath.Dir(h.bin)), 0o755))
+	require.NoError(b, os.WriteFile(h.real(h.bin), []byte("#!/bin/sh\n"), 0o755))
+	_, err := Install(context.Background(), h.opts("chrome", "firefox"))
+	require.NoError(b, err)
+	o := h.opts()
+	o.RuntimeDir = runDir
+	for b.Loop() {
+		if d := Doctor(context.Background(), o, Probes{}); d.ExitCode() != 0 {
+			b.Fatal(d.Text())
+		}
+	}
+}

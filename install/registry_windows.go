@@ -22,6 +22,7 @@ func rootKey(r Root) (registry.Key, error) {
 	return 0, fmt.Errorf("unknown registry root %q", r)
 }
 
+// Default implements Registry.
 func (winRegistry) Default(root Root, key string) (string, bool, error) {
 	rk, err := rootKey(root)
 	if err != nil {
@@ -45,6 +46,7 @@ func (winRegistry) Default(root Root, key string) (string, bool, error) {
 	return v, true, nil
 }
 
+// SetDefault implements Registry.
 func (winRegistry) SetDefault(root Root, key, value string) error {
 	rk, err := rootKey(root)
 	if err != nil {

@@ -77,6 +77,8 @@ type Sandboxed struct {
 	Path    string `json:"path"`
 	Works   bool   `json:"works"`
 	Detail  string `json:"detail"`
+	// Fix is what makes fillgate work with this browser, when it can.
+	Fix string `json:"fix,omitempty"`
 }
 
 // Steps are the clicks that load the unpacked extension in some browsers

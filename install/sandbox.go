@@ -39,10 +39,15 @@ func sandboxNote(b *Browser, sb sandboxed) Sandboxed {
 			"and set widget.use-xdg-desktop-portal.native-messaging-proxy to 1 in about:config. "+
 			"The proxy reads Firefox's folder, ~/.mozilla/native-messaging-hosts (`fillgate install --browser firefox` writes it). "+
 			"Without the proxy, use a %s installed outside Flatpak.", b.Title, sb.id, sb.id, b.Title)
+		n.Fix = fmt.Sprintf("install xdg-native-messaging-proxy; systemctl --user enable --now xdg-native-messaging-proxy.service; "+
+			"flatpak override --user --talk-name=org.freedesktop.NativeMessagingProxy %s; "+
+			"in about:config set widget.use-xdg-desktop-portal.native-messaging-proxy to 1", sb.id)
 	case sb.kind == "snap":
+		n.Fix = "install " + b.Title + " from its vendor's .deb or .rpm, outside the Snap"
 		n.Detail = fmt.Sprintf("%s is a Snap: its confinement does not let it start programs outside the sandbox, so no host manifest can work and fillgate writes none for it. "+
 			"Install %s from its vendor's .deb or .rpm instead, or let fillgate use its CDP fallback.", b.Title, b.Title)
 	default:
+		n.Fix = "install " + b.Title + " from its vendor's .deb or .rpm, outside Flatpak"
 		n.Detail = fmt.Sprintf("%s is a Flatpak (%s): the sandbox cannot start fillgate, and Chromium-based browsers do not use xdg-native-messaging-proxy yet, "+
 			"so no host manifest can work and fillgate writes none inside it. Install %s from its vendor's .deb or .rpm instead, or let fillgate use its CDP fallback.",
 			b.Title, sb.id, b.Title)

@@ -181,6 +181,9 @@ func (s *sys) uninstallFile(ft *fileTarget, rec *record, filtered bool) (*File, 
 		return nil, fmt.Errorf("read %s: %w", ft.path, err)
 	}
 	f := &File{Path: ft.path, Browsers: ft.browsers}
+	if rf := rec.file(ft.path); rf != nil && !filtered {
+		f.Browsers = rf.Browsers
+	}
 	if !s.ours(rec, ft.path, ft.family, have) {
 		f.Status, f.Detail = Kept, foreign(have)+"; left alone"
 		return f, nil
@@ -213,6 +216,9 @@ func (s *sys) uninstallKey(kt *keyTarget, rec *record, filtered bool) (*Key, err
 	}
 	k := &Key{Key: string(kt.root) + `\` + kt.key, Value: cur, Browsers: kt.browsers}
 	rk := rec.key(kt.root, kt.key)
+	if rk != nil && !filtered {
+		k.Browsers = rk.Browsers
+	}
 	if cur != kt.file.path && (rk == nil || rk.Value != cur) {
 		k.Status, k.Detail = Kept, "points at a manifest fillgate did not write; left alone"
 		return k, nil

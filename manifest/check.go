@@ -18,6 +18,7 @@ type Problem struct {
 	Detail string `json:"detail"`
 }
 
+// String is the problem as "field: detail".
 func (p Problem) String() string { return p.Field + ": " + p.Detail }
 
 // originPattern is the only form Chromium accepts in allowed_origins: no
