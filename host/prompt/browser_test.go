@@ -23,8 +23,9 @@ import (
 const watchCSP = `window.__cspViolations = [];
 document.addEventListener("securitypolicyviolation", e => window.__cspViolations.push(e.violatedDirective));`
 
-// openInChromium loads url in a new tab, watching for CSP violations, and
-// brings the tab to the front as a popup window would be.
+// openInChromium loads url in a new tab, watching for CSP violations,
+// brings the tab to the front as a popup window would be, and waits until
+// the page has been rendered once.
 func openInChromium(t *testing.T, browserCtx context.Context, url string) context.Context {
 	t.Helper()
 	tab, cancel := chromedp.NewContext(browserCtx)
@@ -40,6 +41,13 @@ func openInChromium(t *testing.T, browserCtx context.Context, url string) contex
 	}
 	if _, err := chromedp.Call(tab, page.BringToFront, cdp.Empty{}); err != nil {
 		t.Fatalf("bring to front: %v", err)
+	}
+	// Autofocus applies when the page is next rendered (HTML's "flush
+	// autofocus candidates" runs before animation frame callbacks): wait
+	// for that frame, as a human's eyes would, before typing.
+	if err := chromedp.Do(tab, chromedp.Evaluate[chromedp.Void](
+		`new Promise(r => requestAnimationFrame(() => r()))`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("wait for a frame: %v", err)
 	}
 	return tab
 }
@@ -93,15 +101,8 @@ func TestInRealChromium(t *testing.T) {
 		p, logs := startPrompt(t, ctx, testInfo())
 		tab := openInChromium(t, browserCtx, p.URL())
 
-		// Autofocus applies when the page is next rendered (HTML's "flush
-		// autofocus candidates" runs before animation frame callbacks).
-		afterFrame, err := chromedp.Run(tab, chromedp.Evaluate[string](
-			`new Promise(r => requestAnimationFrame(() => r(document.activeElement.id)))`, chromedp.EvalAwaitPromise))
-		if err != nil {
-			t.Fatalf("wait for a frame: %v", err)
-		}
-		if afterFrame != "value" {
-			t.Errorf("focused element on load is %q, want the password input", afterFrame)
+		if id := eval[string](t, tab, `document.activeElement.id`); id != "value" {
+			t.Errorf("focused element on load is %q, want the password input", id)
 		}
 		if r := eval[string](t, tab, `getComputedStyle(document.querySelector("main")).borderTopLeftRadius`); r != "12px" {
 			t.Errorf("the page's style did not apply (CSP hash?): main border radius %q", r)
