@@ -1,0 +1,206 @@
+package fakeext
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/fillgate/fillgate/host/fill"
+)
+
+// request is every field of every host → extension message but the value,
+// which is read separately without passing through a Go string.
+type request struct {
+	ID      *int64   `json:"id"`
+	Type    string   `json:"type"`
+	Tab     *int64   `json:"tab"`
+	Frame   *int64   `json:"frame"`
+	URL     string   `json:"url"`
+	Window  int64    `json:"window"`
+	Token   string   `json:"token"`
+	Origins []string `json:"origins"`
+	Kind    string   `json:"kind"`
+}
+
+// handle answers one frame from the host. It zeroes the frame afterwards.
+func (e *Ext) handle(body []byte) {
+	defer clear(body)
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		e.record(Message{Type: "(malformed)", Raw: json.RawMessage(`"[malformed]"`)})
+		return
+	}
+	e.record(Message{ID: req.ID, Type: req.Type, Raw: redact(body)})
+	if req.ID == nil {
+		return // a notice from the host: host, outcome
+	}
+	reply := map[string]any{"id": *req.ID}
+
+	e.mu.Lock()
+	hangUp, ignore := e.disconnectOn[req.Type], e.ignore[req.Type]
+	failure, fail := e.fail[req.Type]
+	e.mu.Unlock()
+	switch {
+	case hangUp:
+		e.Disconnect()
+		return
+	case ignore:
+		return
+	case fail:
+		reply["type"], reply["error"], reply["detail"] = "error", failure[0], failure[1]
+		e.send(reply)
+		return
+	}
+
+	switch req.Type {
+	case "ping":
+		reply["type"] = "pong"
+	case "inspect":
+		e.inspect(req, reply)
+	case "open_prompt":
+		id := e.openPrompt(reply)
+		if hook := e.opt.OnOpenPrompt; hook != nil {
+			defer func() { go hook(req.URL, id) }() // after the reply is queued
+		}
+	case "close_prompt":
+		e.mu.Lock()
+		open := e.windows[req.Window]
+		delete(e.windows, req.Window)
+		e.mu.Unlock()
+		if open {
+			reply["type"] = "ok"
+		} else {
+			reply["type"], reply["error"], reply["detail"] = "error", "bad_request", "no such prompt window"
+		}
+	case "insert":
+		e.insert(req, body, reply)
+	default:
+		reply["type"], reply["error"], reply["detail"] = "error", "bad_request", "unknown request type"
+	}
+	e.send(reply)
+}
+
+func (e *Ext) inspect(req request, reply map[string]any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.page
+	switch {
+	case p.NoTab || (req.Tab != nil && *req.Tab != p.Tab):
+		reply["type"], reply["error"], reply["detail"] = "error", "no_tab", "no such tab"
+		return
+	case p.NoAccess:
+		reply["type"], reply["error"], reply["detail"] = "error", "no_access", "the page cannot be scripted"
+		return
+	}
+	frame, field := p.Frame, p.Field
+	if req.Frame != nil && *req.Frame != p.Frame {
+		frame, field = *req.Frame, fill.FieldInfo{Kind: fill.FieldNone} // nothing focused there
+	}
+	token := newToken()
+	e.tokens[token] = remembered{tab: p.Tab, frame: frame, element: p.Element}
+	reply["type"] = "inspected"
+	reply["tab"], reply["frame"], reply["token"] = p.Tab, frame, token
+	reply["origins"], reply["field"], reply["paused"] = slices.Clone(p.Origins), field, e.paused
+}
+
+func (e *Ext) openPrompt(reply map[string]any) int64 {
+	e.mu.Lock()
+	e.nextWindow++
+	id := e.nextWindow
+	e.windows[id] = true
+	e.mu.Unlock()
+	reply["type"], reply["window"] = "prompt_opened", id
+	return id
+}
+
+// insert re-checks the page in the order the real extension does (paused,
+// tab, top origin, frame, frame origin, element, focus, kind, usability)
+// and keeps the value only if every check holds.
+func (e *Ext) insert(req request, body []byte, reply map[string]any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.page
+	mem, known := e.tokens[req.Token]
+	reason := ""
+	switch {
+	case e.paused:
+		reason = "paused"
+	case p.NoTab || req.Tab == nil || *req.Tab != p.Tab:
+		reason = "tab_gone"
+	case len(req.Origins) == 0 || len(p.Origins) == 0 || req.Origins[len(req.Origins)-1] != p.Origins[len(p.Origins)-1]:
+		reason = "origin_changed"
+	case req.Frame == nil || *req.Frame != p.Frame:
+		reason = "frame_changed"
+	case !slices.Equal(req.Origins, p.Origins):
+		reason = "origin_changed"
+	case !known || mem.tab != p.Tab || mem.frame != p.Frame || p.Detached:
+		reason = "element_gone"
+	case mem.element != p.Element:
+		reason = "focus_moved"
+	case req.Kind != p.Field.Kind:
+		reason = "kind_changed"
+	case p.Field.Problem != "":
+		reason = "not_usable"
+	case p.RejectInsert:
+		reason = "insert_failed"
+	}
+	if reason != "" {
+		reply["type"], reply["reason"] = "not_inserted", reason
+		return
+	}
+	value, ok := extractValue(body)
+	if !ok {
+		reply["type"], reply["error"], reply["detail"] = "error", "bad_request", "insert without a string value"
+		return
+	}
+	clear(e.value)
+	e.value = value
+	e.inserts++
+	reply["type"], reply["matched"] = "inserted", !p.WrongLength
+}
+
+func (e *Ext) record(m Message) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.received = append(e.received, m)
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// members decodes a JSON object into its raw members. The raw slices are
+// copies; callers zero the ones that may hold the value.
+func members(body []byte) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// redact returns body with its "value" member, if any, replaced.
+func redact(body []byte) json.RawMessage {
+	m, ok := members(body)
+	if !ok {
+		return json.RawMessage(`"[not an object]"`)
+	}
+	if v, has := m["value"]; has {
+		clear(v)
+		m["value"] = json.RawMessage(`"[redacted]"`)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`"[unencodable]"`)
+	}
+	return out
+}
+
+// extractValue returns the decoded "value" member of body as a new []byte,
+// never as a Go string.
+func extractValue(body []byte) ([]byte, bool) {
+	m, ok := members(body)
+	if !ok {
+		return nil, false
+	}
+	raw := m["value"]
+	defer clear(raw)
+	return unquote(raw)
+}
