@@ -1,0 +1,37 @@
+package policy
+
+import "github.com/fillgate/fillgate/host/fill"
+
+// The Policy is the fill flow's policy port.
+var _ fill.Policy = (*Policy)(nil)
+
+// NormalizeService implements fill.Policy.
+func (p *Policy) NormalizeService(service string) (string, error) {
+	return NormalizeService(service)
+}
+
+// Decide implements fill.Policy: it evaluates what the browser reported
+// about the focused field against the request.
+func (p *Policy) Decide(service, field string, agent fill.Agent, in fill.Inspection, via string) (bool, string) {
+	d := p.Evaluate(Input{
+		Service:      service,
+		Field:        field,
+		Origins:      in.Origins,
+		FieldKind:    in.Field.Kind,
+		FieldSplit:   in.Field.Split,
+		FieldProblem: in.Field.Problem,
+		AgentExe:     agent.Exe,
+		Via:          via,
+	})
+	return d.Allow, d.Detail
+}
+
+// Limits are the fill flow's budgets under this policy.
+func (p *Policy) Limits() fill.Limits {
+	l := fill.DefaultLimits()
+	l.PromptBudget = p.PromptBudget
+	l.Cooldown = p.NoResponseCooldown
+	l.RateLimit = p.RateLimit
+	l.RateWindow = p.RateWindow
+	return l
+}
