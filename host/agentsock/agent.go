@@ -65,3 +65,8 @@ func samePath(exe, self string) bool {
 	}
 	return exe == self
 }
+
+// FindAgent names the agent behind pid: the nearest of pid and its
+// ancestors that is not fillgate. The CDP path, which runs the fill in the
+// client process, uses it with its own pid.
+func FindAgent(pid int) fill.Agent { return findAgent(pid, selfExe()) }

@@ -147,10 +147,12 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 }
 
 // fill runs one fill. Its context ends when the client hangs up (a read
-// returns), when Serve's context ends, or when a reply cannot be written.
+// returns) or a reply cannot be written, with cause fill.ErrAgentGone, or
+// when Serve's context ends, with its cause.
 func (s *server) fill(ctx context.Context, c *net.UnixConn, r *bufio.Reader, req Request, peerPID int) {
 	freq, _ := req.fillRequest() // checked by readRequest
-	fctx, cancel := context.WithCancel(ctx)
+	fctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(fill.ErrAgentGone) }
 	defer cancel()
 
 	hungUp := make(chan struct{})

@@ -19,8 +19,9 @@ var ErrAgentGone = errors.New("the agent disconnected")
 // Policy decides whether a request may go ahead. The policy package
 // implements it; the Engine never decides on its own.
 type Policy interface {
-	// CheckService refuses a malformed service or a bare public suffix.
-	CheckService(service string) error
+	// NormalizeService returns the canonical form of service, or refuses a
+	// malformed service or a bare public suffix.
+	NormalizeService(service string) (string, error)
 	// Decide evaluates the inspected page against the request: origin and
 	// frame chain, field kind and state, agent. detail explains a refusal.
 	Decide(service, field string, agent Agent, in Inspection, via string) (allow bool, detail string)
@@ -101,9 +102,11 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 		return r.with(StatusRefused, err.Error())
 	}
 	r.Field = field
-	if err := e.Policy.CheckService(req.Service); err != nil {
+	svc, err := e.Policy.NormalizeService(req.Service)
+	if err != nil {
 		return r.with(StatusRefused, err.Error())
 	}
+	req.Service, r.Service = svc, svc
 
 	now := e.now()
 	if until, ok := e.State.CoolingDown(agent.Key(), req.Service, now); ok {
@@ -132,7 +135,7 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	in, err := e.Browser.Inspect(ictx, req)
 	cancel()
 	if err != nil {
-		return r.with(e.classify(ctx, StatusFailed), fmt.Sprintf("cannot inspect the browser tab: %v", e.cause(ctx, err)))
+		return r.with(e.classify(ctx, statusOf(err, StatusFailed)), fmt.Sprintf("cannot inspect the browser tab: %v", e.cause(ctx, err)))
 	}
 	r.Origin = in.Origin()
 	if in.Paused {
@@ -225,6 +228,7 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 		clear(rep.a.Value)
 	}
 
+	var werr error
 	select {
 	case rep := <-replies:
 		if rep.err == nil {
@@ -234,6 +238,7 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 			}
 			return rep.a, "", ""
 		}
+		werr = rep.err
 	case <-win.Closed():
 		discard()
 		return Answer{}, StatusCancelled, "the prompt window was closed without an answer"
@@ -243,10 +248,23 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 	switch {
 	case ctx.Err() != nil:
 		return Answer{}, e.classify(ctx, StatusCancelled), e.cause(ctx, ctx.Err()).Error()
-	case pctx.Err() != nil:
+	case pctx.Err() != nil || errors.Is(werr, context.DeadlineExceeded):
 		return Answer{}, StatusNoResponse, fmt.Sprintf("nobody answered the prompt within %s; the request was dropped", info.Budget.Round(time.Second))
+	case werr != nil:
+		return Answer{}, StatusFailed, fmt.Sprintf("the prompt ended without an answer: %v", werr)
 	}
 	return Answer{}, StatusFailed, "the prompt ended without an answer"
+}
+
+// statusOf returns the outcome an error carries (a browser may know that
+// a failure is really a refusal, such as several candidate tabs), or
+// otherwise.
+func statusOf(err error, otherwise Status) Status {
+	var se interface{ Status() Status }
+	if errors.As(err, &se) {
+		return se.Status()
+	}
+	return otherwise
 }
 
 // classify maps a failure after ctx ended: the browser going away is a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -81,6 +82,7 @@ func (b *fakeBrowser) Insert(ctx context.Context, in Inspection, value []byte) (
 // fakePrompt answers from a channel the test drives.
 type fakePrompt struct {
 	answers chan Answer
+	errs    chan error
 	handed  []byte // the buffer handed to the Engine, to check it was zeroed
 	closed  bool
 	mu      sync.Mutex
@@ -94,6 +96,8 @@ func (p *fakePrompt) Wait(ctx context.Context) (Answer, error) {
 		p.handed = a.Value
 		p.mu.Unlock()
 		return a, nil
+	case err := <-p.errs:
+		return Answer{}, err
 	case <-ctx.Done():
 		return Answer{}, ctx.Err()
 	}
@@ -105,11 +109,11 @@ type fakePolicy struct {
 	detail string
 }
 
-func (p fakePolicy) CheckService(s string) error {
+func (p fakePolicy) NormalizeService(s string) (string, error) {
 	if s == "com" {
-		return errors.New("com is a public suffix")
+		return "", errors.New("com is a public suffix")
 	}
-	return nil
+	return strings.ToLower(s), nil
 }
 func (p fakePolicy) Decide(service, field string, agent Agent, in Inspection, via string) (bool, string) {
 	return p.allow, p.detail
@@ -143,7 +147,7 @@ func newRig(t *testing.T) *rig {
 				Field: FieldInfo{Kind: FieldPassword}},
 			verdict: Verdict{Inserted: true, Matched: true},
 		},
-		p:     &fakePrompt{answers: make(chan Answer, 1)},
+		p:     &fakePrompt{answers: make(chan Answer, 1), errs: make(chan error, 1)},
 		audit: &memAudit{},
 	}
 	lim := DefaultLimits()
@@ -238,6 +242,12 @@ func TestFillOutcomes(t *testing.T) {
 		}, Request{Service: "github.com"}, StatusCancelled, "window was closed", false},
 		{"no response", func(r *rig) {}, Request{Service: "github.com", Timeout: 50 * time.Millisecond},
 			StatusNoResponse, "nobody answered", false},
+		{"prompt burned", func(r *rig) {
+			r.b.onOpen = func(string) { r.p.errs <- errors.New("a request carried a value in its URL; the prompt was closed") }
+		}, Request{Service: "github.com"}, StatusFailed, "carried a value in its URL", false},
+		{"prompt expired", func(r *rig) {
+			r.b.onOpen = func(string) { r.p.errs <- fmt.Errorf("expired: %w", context.DeadlineExceeded) }
+		}, Request{Service: "github.com"}, StatusNoResponse, "nobody answered", false},
 		{"bare suffix", func(r *rig) {}, Request{Service: "com"}, StatusRefused, "public suffix", false},
 		{"bad field", func(r *rig) {}, Request{Service: "github.com", Field: "username"}, StatusRefused, "unknown field", false},
 		{"policy", func(r *rig) { r.e.Policy = fakePolicy{detail: "origin https://evil.test is not github.com"} },
@@ -245,6 +255,8 @@ func TestFillOutcomes(t *testing.T) {
 		{"paused", func(r *rig) { r.b.inspection.Paused = true }, Request{Service: "github.com"}, StatusRefused, "paused", false},
 		{"inspect fails", func(r *rig) { r.b.inspectErr = errors.New("no active tab") },
 			Request{Service: "github.com"}, StatusFailed, "no active tab", false},
+		{"inspect refuses", func(r *rig) { r.b.inspectErr = refusal{} },
+			Request{Service: "github.com"}, StatusRefused, "two tabs match", false},
 		{"open fails", func(r *rig) { r.b.openErr = errors.New("no window") },
 			Request{Service: "github.com"}, StatusFailed, "cannot open the prompt", false},
 		{"focus moved", func(r *rig) { r.humanTypes(secret); r.b.verdict = Verdict{Reason: "focus_moved"} },
@@ -439,3 +451,8 @@ func TestMemStateRate(t *testing.T) {
 		t.Fatal("window did not slide")
 	}
 }
+
+type refusal struct{}
+
+func (refusal) Error() string  { return "two tabs match: https://github.com, https://gist.github.com" }
+func (refusal) Status() Status { return StatusRefused }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package secretservice starts a private, unlocked Secret Service
 // (gnome-keyring under its own D-Bus session bus) for tests that need a
 // real keyring.
