@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/host/trigger"
+)
+
+type fillCmd struct {
+	Service string        `required:"" help:"The site the secret is for, e.g. github.com. The page's host must be it or a subdomain of it."`
+	Field   string        `default:"password" enum:"password,otp,one-time-code" help:"The kind of field: password or otp (one-time code)."`
+	JSON    bool          `name:"json" help:"Print the result as one JSON object."`
+	Timeout time.Duration `help:"Give the human at most this long (e.g. 30s). It can shorten the policy's budget (90s by default), never lengthen it."`
+	Via     string        `default:"auto" enum:"auto,extension,cdp" help:"How to reach the browser: auto (the extension when a browser runs it, else CDP), extension or cdp."`
+	Tab     string        `help:"Pin the tab: the extension's numeric tab id, or a CDP target id."`
+	Frame   *int64        `help:"Pin the frame (the extension's frame id)."`
+}
+
+func (fillCmd) Help() string {
+	return `The human types the secret into a one-shot page on 127.0.0.1 that names
+you, the service, the exact origin and the kind of field; fillgate checks the
+page and the focused field again and inserts it. Nothing is submitted. You get
+a status, never the value.
+
+Exit codes (stable; branch on them):
+  0  ok           the value is in the field
+  2  usage        the command line is wrong
+  3  refused      a check or the policy said no; nothing was asked or typed
+  4  cancelled    the human cancelled (or closed the prompt)
+  5  no_response  nobody answered in time; do not ask again at once: see "fallback"
+  6  failed       something broke; "detail" says how to fix it
+
+With --json the result is {"status","service","origin","field","via","detail","fallback"}.`
+}
+
+func (c *fillCmd) Run(a *app) error {
+	field, err := fill.NormalizeField(c.Field)
+	if err != nil {
+		return usageError{err}
+	}
+	if c.Timeout < 0 {
+		return usageError{fmt.Errorf("--timeout must not be negative")}
+	}
+	req := fill.Request{Service: c.Service, Field: field, Timeout: c.Timeout, Frame: c.Frame}
+	cdpTab := ""
+	if c.Tab != "" {
+		if n, err := strconv.ParseInt(c.Tab, 10, 64); err == nil {
+			req.Tab = &n
+		} else {
+			cdpTab = c.Tab
+		}
+	}
+	live := newLiveLine(a.stderr)
+	res := trigger.Fill(a.ctx, req, trigger.Options{
+		Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Env: a.env, OnProgress: live.progress,
+	})
+	live.stop()
+	if err := printResult(a.stdout, res, c.JSON); err != nil {
+		return err
+	}
+	if code := res.Status.ExitCode(); code != 0 {
+		return exitCode(code)
+	}
+	return nil
+}
+
+// printResult writes res as JSON or as one readable line.
+func printResult(w io.Writer, res fill.Result, asJSON bool) error {
+	if asJSON {
+		b, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	line := fmt.Sprintf("%s: %s", res.Status, res.Detail)
+	if res.Origin != "" {
+		line += fmt.Sprintf(" [%s", res.Origin)
+		if res.Via != "" {
+			line += " via " + res.Via
+		}
+		line += "]"
+	}
+	if res.Fallback != "" {
+		line += "; fallback: " + res.Fallback
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
+}
+
+// liveLine shows, on a terminal, how long the human has left:
+// "waiting for you in the browser… 71 s". Elsewhere it is silent.
+type liveLine struct {
+	w        io.Writer
+	mu       sync.Mutex
+	deadline time.Time
+	shown    bool
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func newLiveLine(w io.Writer) *liveLine {
+	l := &liveLine{w: w, done: make(chan struct{})}
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		l.w = nil
+		return l
+	}
+	l.wg.Go(l.loop)
+	return l
+}
+
+func (l *liveLine) progress(p fill.Progress) {
+	if l.w == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p.Phase == fill.PhaseWaiting {
+		l.deadline = p.Deadline
+	} else {
+		l.deadline = time.Time{}
+	}
+	l.draw()
+}
+
+func (l *liveLine) loop() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			l.draw()
+			l.mu.Unlock()
+		}
+	}
+}
+
+// draw must be called with l.mu held.
+func (l *liveLine) draw() {
+	if l.deadline.IsZero() {
+		if l.shown {
+			fmt.Fprint(l.w, "\r\033[K")
+			l.shown = false
+		}
+		return
+	}
+	left := max(time.Until(l.deadline).Round(time.Second), 0)
+	fmt.Fprintf(l.w, "\rwaiting for you in the browser… %d s\033[K", int(left/time.Second))
+	l.shown = true
+}
+
+func (l *liveLine) stop() {
+	if l.w == nil {
+		return
+	}
+	close(l.done)
+	l.wg.Wait()
+	l.mu.Lock()
+	l.deadline = time.Time{}
+	l.draw()
+	l.mu.Unlock()
+}

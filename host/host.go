@@ -1,0 +1,160 @@
+// Package host runs fillgate as a native-messaging host: the browser starts
+// it for fillgate's extension, it speaks native messaging on stdin/stdout,
+// listens on the agent socket, and runs each agent request through the fill
+// flow with the extension as the browser.
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/fillgate/fillgate/host/agentsock"
+	"github.com/fillgate/fillgate/host/audit"
+	"github.com/fillgate/fillgate/host/bridge"
+	"github.com/fillgate/fillgate/host/dirs"
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/host/logfile"
+	"github.com/fillgate/fillgate/host/nativemsg"
+	"github.com/fillgate/fillgate/host/prompt"
+	"github.com/fillgate/fillgate/manifest"
+	"github.com/fillgate/fillgate/policy"
+)
+
+// Config is what Run needs. Stdin and Stdout are the native-messaging pipe:
+// nothing else may write to Stdout.
+type Config struct {
+	Caller manifest.Caller
+	Stdin  io.Reader
+	Stdout io.Writer
+	// Env is the environment (the browser's, inherited); nil means
+	// os.Getenv.
+	Env dirs.Env
+	// PolicyPath overrides the policy file; "" means dirs.PolicyFile.
+	PolicyPath string
+}
+
+// Run serves until the browser closes the pipe (a clean end, nil) or ctx
+// ends. Every error it returns says what failed.
+func Run(ctx context.Context, cfg Config) error {
+	env := cfg.Env
+	if env == nil {
+		env = os.Getenv
+	}
+	stateDir, err := dirs.State(env)
+	if err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	runDir, err := dirs.Runtime(env)
+	if err != nil {
+		return fmt.Errorf("runtime dir: %w", err)
+	}
+	policyPath := cfg.PolicyPath
+	if policyPath == "" {
+		if policyPath, err = dirs.PolicyFile(env); err != nil {
+			return fmt.Errorf("policy file: %w", err)
+		}
+	}
+	log, closeLog, err := logfile.Open(stateDir, "pid", os.Getpid(), "role", "host")
+	if err != nil {
+		return err
+	}
+	defer closeLog.Close()
+
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+
+	var br *bridge.Bridge
+	port := nativemsg.NewPort(cfg.Stdin, cfg.Stdout, func(m json.RawMessage) { br.HandleNotice(m) },
+		nativemsg.WithLogger(log))
+	br = bridge.New(port, bridge.WithVersion(manifest.Version), bridge.WithLogger(log))
+
+	l, err := agentsock.Listen(runDir)
+	if err != nil {
+		return fmt.Errorf("agent socket: %w", err)
+	}
+	defer l.Close()
+	log.Info("host started", "caller", cfg.Caller.ID, "socket", l.Path(), "agent_socket", l.OwnsAgentSocket())
+
+	h := &handler{
+		caller:     cfg.Caller,
+		bridge:     br,
+		state:      fill.NewMemState(),
+		audit:      audit.Open(stateDir),
+		log:        log,
+		policyPath: policyPath,
+		socket:     l.Path(),
+	}
+	served := make(chan error, 1)
+	go func() { served <- agentsock.Serve(ctx, l, h) }()
+
+	err = port.Run(ctx)
+	stop(fill.ErrBrowserGone) // running fills end as failed
+	if serr := <-served; serr != nil && !errors.Is(serr, context.Canceled) {
+		log.Warn("agent socket", "err", serr)
+	}
+	switch {
+	case err == nil || errors.Is(err, io.EOF):
+		log.Info("browser closed the connection; host exiting")
+		return nil
+	case ctx.Err() != nil && !errors.Is(context.Cause(ctx), fill.ErrBrowserGone):
+		return nil
+	}
+	log.Error("native messaging", "err", err)
+	return fmt.Errorf("native messaging: %w", err)
+}
+
+// handler answers agent-socket requests with the extension as the browser.
+type handler struct {
+	caller     manifest.Caller
+	bridge     *bridge.Bridge
+	state      fill.State
+	audit      fill.Auditor
+	log        *slog.Logger
+	policyPath string
+	socket     string
+}
+
+// Fill loads the policy afresh (so an edited file applies at once) and runs
+// the fill flow. A policy file that does not parse refuses every request.
+func (h *handler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
+	pol, err := policy.Load(h.policyPath)
+	if err != nil {
+		h.log.Error("policy", "err", err)
+		res := fill.Result{Status: fill.StatusRefused, Service: req.Service, Via: fill.ViaExtension,
+			Detail: fmt.Sprintf("the policy file %s is not valid; run `fillgate policy check` to see why", h.policyPath)}
+		_ = h.audit.Record(fill.AuditEntry{Time: time.Now(), Agent: agent, Service: req.Service, Via: res.Via, Status: res.Status, Detail: res.Detail})
+		return res
+	}
+	e := &fill.Engine{
+		Browser:   h.bridge,
+		Prompter:  prompt.Config{Logger: h.log}.Start,
+		Policy:    pol,
+		State:     h.state,
+		Limits:    pol.Limits(),
+		Audit:     h.audit,
+		Log:       h.log,
+		OnOutcome: h.bridge.Outcome,
+	}
+	return e.Fill(ctx, req, agent, progress)
+}
+
+// Status describes this host for `fillgate doctor` and clients.
+func (h *handler) Status() agentsock.HostStatus {
+	es := h.bridge.Status()
+	return agentsock.HostStatus{
+		Version: manifest.Version,
+		PID:     os.Getpid(),
+		Browser: string(h.caller.Family),
+		Caller:  h.caller.ID,
+		Extension: agentsock.ExtensionStatus{
+			Connected: es.Connected, Version: es.Version, Paused: es.Paused, UserAgent: es.UserAgent,
+		},
+		Socket: h.socket,
+	}
+}

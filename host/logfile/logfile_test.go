@@ -1,0 +1,36 @@
+package logfile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestOpenAppendsAndRotates(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	l, c, err := Open(dir, "pid", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Info("hello", "service", "github.com")
+	c.Close()
+	data, err := os.ReadFile(filepath.Join(dir, Name))
+	if err != nil || !strings.Contains(string(data), "msg=hello") || !strings.Contains(string(data), "pid=7") {
+		t.Fatalf("log = %q, %v", data, err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, Name)); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %o", fi.Mode().Perm())
+	}
+	if err := os.WriteFile(filepath.Join(dir, Name), make([]byte, maxSize+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, c, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if _, err := os.Stat(filepath.Join(dir, Name+".1")); err != nil {
+		t.Fatalf("not rotated: %v", err)
+	}
+}

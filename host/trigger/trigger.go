@@ -1,0 +1,179 @@
+// Package trigger is the agent's side of a request: `fillgate fill` and the
+// MCP tool call it. It asks a running host over the agent socket and, when
+// no host answers (or the agent or the policy says so), runs the fill
+// itself through the CDP fallback.
+package trigger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fillgate/fillgate/host/agentsock"
+	"github.com/fillgate/fillgate/host/audit"
+	"github.com/fillgate/fillgate/host/cdp"
+	"github.com/fillgate/fillgate/host/dirs"
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/host/fillstate"
+	"github.com/fillgate/fillgate/host/logfile"
+	"github.com/fillgate/fillgate/host/prompt"
+	"github.com/fillgate/fillgate/policy"
+)
+
+// Options configures one request. None of it comes from a page, and the
+// agent cannot use it to choose the CDP endpoint, the prompt or the policy.
+type Options struct {
+	// Via is auto (or ""), extension or cdp; auto defers to the policy.
+	Via string
+	// Client names the fillgate front end, for the prompt and the audit:
+	// "fillgate fill" or "fillgate mcp".
+	Client string
+	// Tab is a CDP target id for the CDP path.
+	Tab string
+	// Env is the environment; nil means os.Getenv.
+	Env dirs.Env
+	// OnProgress hears each phase of the request.
+	OnProgress func(fill.Progress)
+	// OpenURL replaces the system opener of the CDP path (tests).
+	OpenURL func(ctx context.Context, url string) error
+}
+
+// Paths a request may take.
+const (
+	ViaAuto      = "auto"
+	ViaExtension = fill.ViaExtension
+	ViaCDP       = fill.ViaCDP
+)
+
+// Fill runs req and returns its result; it never returns an error, since
+// every failure is a result the agent can branch on.
+func Fill(ctx context.Context, req fill.Request, o Options) fill.Result {
+	env := o.Env
+	if env == nil {
+		env = os.Getenv
+	}
+	policyPath, err := dirs.PolicyFile(env)
+	if err != nil {
+		return failed(req, "", fmt.Sprintf("cannot find the policy file: %v", err))
+	}
+	pol, err := policy.Load(policyPath)
+	if err != nil {
+		return fill.Result{Status: fill.StatusRefused, Service: req.Service,
+			Detail: fmt.Sprintf("the policy file %s is not valid; run `fillgate policy check` to see why", policyPath)}
+	}
+	svc, err := pol.NormalizeService(req.Service)
+	if err != nil {
+		return fill.Result{Status: fill.StatusRefused, Service: req.Service, Detail: err.Error()}
+	}
+	req.Service = svc
+	via := o.Via
+	if via == "" || via == ViaAuto {
+		via = pol.Via
+	}
+	switch via {
+	case ViaAuto, ViaExtension, ViaCDP:
+	default:
+		return fill.Result{Status: fill.StatusRefused, Service: req.Service,
+			Detail: fmt.Sprintf("unknown --via %q: use auto, extension or cdp", via)}
+	}
+
+	if via != ViaCDP {
+		runDir, err := dirs.Runtime(env)
+		if err != nil {
+			return failed(req, ViaExtension, fmt.Sprintf("cannot find the agent socket: %v", err))
+		}
+		res, err := agentsock.Fill(ctx, runDir, req, o.Client, o.OnProgress)
+		switch {
+		case err == nil:
+			return res
+		case !errors.Is(err, agentsock.ErrNoHost):
+			return failed(req, ViaExtension, fmt.Sprintf("the fillgate host did not finish the request: %v", err))
+		case via == ViaExtension:
+			return failed(req, ViaExtension, noHost)
+		}
+	}
+	return fillCDP(ctx, req, o, pol, env, via == ViaAuto)
+}
+
+const noHost = "no browser with the fillgate extension is running (no host answered on the agent socket); " +
+	"open your browser with the extension loaded, and run `fillgate doctor` if it still fails"
+
+// fillCDP runs the whole flow in this process with CDP as the browser.
+func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Policy, env dirs.Env, fellBack bool) fill.Result {
+	stateDir, err := dirs.State(env)
+	if err != nil {
+		return failed(req, ViaCDP, fmt.Sprintf("cannot find the state dir: %v", err))
+	}
+	log, closeLog, err := logfile.Open(stateDir, "pid", os.Getpid(), "role", "cdp")
+	if err != nil {
+		return failed(req, ViaCDP, err.Error())
+	}
+	defer closeLog.Close()
+
+	ep, err := cdp.Resolve(env, pol.CDPURL)
+	if err != nil {
+		return cdpFailed(req, err, fellBack)
+	}
+	b, err := cdp.Connect(ctx, ep, cdp.Options{
+		AllowHosts: pol.CDPAllowHosts,
+		Opener:     pol.PromptOpener,
+		OpenURL:    o.OpenURL,
+		Tab:        o.Tab,
+	})
+	if err != nil {
+		log.Warn("cdp connect", "err", err)
+		return cdpFailed(req, err, fellBack)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-b.Lost():
+			cancel(fill.ErrBrowserGone)
+		case <-ctx.Done():
+		}
+	}()
+
+	st, err := fillstate.Open(filepath.Join(stateDir, "cdp"))
+	if err != nil {
+		return failed(req, ViaCDP, fmt.Sprintf("cannot open the state dir: %v", err))
+	}
+	agent := agentsock.FindAgent(os.Getpid())
+	agent.Via = o.Client
+	e := &fill.Engine{
+		Browser:  b,
+		Prompter: prompt.Config{Logger: log}.Start,
+		Policy:   pol,
+		State:    st,
+		Limits:   pol.Limits(),
+		Audit:    audit.Open(stateDir),
+		Log:      log,
+	}
+	return e.Fill(ctx, req, agent, o.OnProgress)
+}
+
+// cdpFailed reports a CDP path that could not start, saying how to fix
+// it; after an automatic fallback it names both paths.
+func cdpFailed(req fill.Request, err error, fellBack bool) fill.Result {
+	status := fill.StatusFailed
+	var ce *cdp.Error
+	if errors.As(err, &ce) {
+		status = ce.Status()
+	}
+	detail := err.Error()
+	if fellBack {
+		detail = "no browser with the fillgate extension is running, and the CDP fallback did not work either: " + detail
+	}
+	if status == fill.StatusFailed {
+		detail += "; to fix: load the fillgate extension in your browser (`fillgate install`, then `fillgate doctor`), " +
+			"or start the browser with --remote-debugging-port=9222 (or point FILLGATE_CDP_URL at it)"
+	}
+	return fill.Result{Status: status, Service: req.Service, Via: ViaCDP, Detail: detail}
+}
+
+func failed(req fill.Request, via, detail string) fill.Result {
+	return fill.Result{Status: fill.StatusFailed, Service: req.Service, Via: via, Detail: detail}
+}

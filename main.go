@@ -1,0 +1,136 @@
+// Command fillgate types a password or one-time code into the focused login
+// field of the user's own browser without the agent that asked ever seeing
+// it.
+//
+// Started by a browser (with a `chrome-extension://…/` argument, or a
+// manifest path and an add-on id), it is the native-messaging host.
+// Otherwise it is a CLI; run `fillgate --help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/fillgate/fillgate/host"
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/manifest"
+)
+
+// cli is the command line. Each command's Run does the work.
+type cli struct {
+	Fill      fillCmd      `cmd:"" help:"Ask the human for a secret and type it into the focused field of their browser. The agent gets a status, never the value."`
+	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Run an MCP stdio server with one tool, request_secret."`
+	Install   installCmd   `cmd:"" help:"Write native-messaging host manifests for your browsers and unpack the extension."`
+	Uninstall uninstallCmd `cmd:"" help:"Remove exactly what install wrote."`
+	Doctor    doctorCmd    `cmd:"" help:"Check the set-up, one line per check, with the fix for anything wrong."`
+	Policy    policyCmd    `cmd:"" help:"Work with the policy file."`
+	Audit     auditCmd     `cmd:"" help:"Show recent requests and their outcomes (never values)."`
+	Forget    forgetCmd    `cmd:"" help:"Remove a remembered secret from the OS keyring."`
+	Demo      demoCmd      `cmd:"" help:"A tour: Chromium with a throw-away profile, the extension, a local login page, one fill."`
+	Version   versionCmd   `cmd:"" help:"Print the version."`
+}
+
+// app is what every command's Run gets.
+type app struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+	env    func(string) string
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; ok {
+			cancel(fill.ErrAgentGone)
+		}
+	}()
+
+	if manifest.LooksLikeHost(args) {
+		return runHost(ctx, args, stdin, stdout, stderr)
+	}
+
+	var c cli
+	exit := -1
+	parser, err := kong.New(&c,
+		kong.Name("fillgate"),
+		kong.Description("fillgate types a password or one-time code into the focused login field of your own browser; the agent that asked only ever gets a status."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exit = code }),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "fillgate: %v\n", err)
+		return 1
+	}
+	kctx, err := parser.Parse(args)
+	if exit >= 0 { // --help
+		return exit
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "fillgate: %v\n", err)
+		return fill.ExitUsage
+	}
+	a := &app{ctx: ctx, stdout: stdout, stderr: stderr, env: os.Getenv}
+	if err := kctx.Run(a); err != nil {
+		var ec exitCode
+		if errors.As(err, &ec) {
+			return int(ec)
+		}
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "fillgate: %v\n", err)
+			return fill.ExitUsage
+		}
+		fmt.Fprintf(stderr, "fillgate: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runHost is native-messaging host mode: stdout is the protocol, so every
+// message for a person goes to stderr (the browser's log).
+func runHost(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	caller, err := manifest.ParseCaller(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "fillgate host: %v\n", err)
+		return 1
+	}
+	if err := host.Run(ctx, host.Config{Caller: caller, Stdin: stdin, Stdout: stdout}); err != nil {
+		fmt.Fprintf(stderr, "fillgate host: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// exitCode is an error that only carries the process exit code; the
+// command has already said what happened.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// usageError is a malformed command line found after parsing.
+type usageError struct{ error }
+
+type versionCmd struct{}
+
+func (versionCmd) Run(a *app) error {
+	fmt.Fprintf(a.stdout, "fillgate %s\n", manifest.Version)
+	return nil
+}
