@@ -8,8 +8,9 @@ import (
 )
 
 // MarkdownTable renders the browser × OS table for the README, from the
-// same data Install uses. install/README-table.md holds its output; a test
-// keeps the two in step (go test ./install -update rewrites the file).
+// same data Install uses. The top-level README.md holds its output between
+// its browser-table markers; a test keeps the two in step (go test
+// ./install -update rewrites that section).
 func MarkdownTable() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -9,8 +10,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestREADMETableMatchesTheCode keeps the browser table in the top-level
+// README (between its browser-table markers) equal to the code's table;
+// `go test ./install -update` rewrites it.
 func TestREADMETableMatchesTheCode(t *testing.T) {
-	golden(t, "../README-table.md", []byte(MarkdownTable()))
+	const path = "../README.md"
+	const begin, end = "<!-- browser-table:begin -->\n", "<!-- browser-table:end -->"
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s := string(data)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	require.True(t, i >= 0 && j > i, "README.md lacks the browser-table markers")
+	got := MarkdownTable()
+	if *update {
+		s = s[:i+len(begin)] + got + s[j:]
+		require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
+		return
+	}
+	require.Equal(t, got, s[i+len(begin):j], "the README's browser table differs from the code; run go test ./install -update")
 }
 
 func TestTableIsSound(t *testing.T) {
