@@ -15,9 +15,8 @@ package agentsock
 import (
 	"fmt"
 	"math"
-	"strings"
+	"slices"
 	"time"
-	"unicode"
 
 	"github.com/fillgate/fillgate/host/fill"
 )
@@ -51,8 +50,6 @@ const (
 	MaxRequest = 64 << 10
 	// ReadTimeout is how long after connecting the whole request may take.
 	ReadTimeout = 5 * time.Second
-	// maxClient bounds the display-only client name.
-	maxClient = 64
 )
 
 // Request is the one JSON object a client sends per connection.
@@ -146,20 +143,15 @@ func (r Request) fillRequest() (fill.Request, error) {
 	}, nil
 }
 
-// cleanClient makes the display-only client name safe to show in a prompt
-// or a log line: printable characters only, at most maxClient of them.
+// knownClients are the fillgate front ends an agent can come through.
+var knownClients = []string{"fillgate fill", "fillgate mcp", "fillgate demo"}
+
+// cleanClient returns the display-only client name when it is one of
+// fillgate's own front ends, and "" otherwise: the prompt is trusted UI, so
+// an agent must not be able to put text of its choosing there.
 func cleanClient(s string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == maxClient {
-			break
-		}
-		if !unicode.IsPrint(r) {
-			continue
-		}
-		b.WriteRune(r)
-		n++
+	if slices.Contains(knownClients, s) {
+		return s
 	}
-	return b.String()
+	return ""
 }
