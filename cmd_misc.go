@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/fillgate/fillgate/host/audit"
 	"github.com/fillgate/fillgate/host/dirs"
@@ -76,10 +78,23 @@ func (c *auditCmd) Run(a *app) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tAGENT\tSERVICE\tORIGIN\tFIELD\tVIA\tSTATUS\tDETAIL")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime), e.Agent.String(),
-			e.Service, dash(e.Origin), dash(e.Field), dash(e.Via), e.Status, e.Detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime), printable(e.Agent.String()),
+			printable(e.Service), printable(dash(e.Origin)), printable(dash(e.Field)), printable(dash(e.Via)),
+			printable(string(e.Status)), printable(e.Detail))
 	}
 	return tw.Flush()
+}
+
+// printable replaces control and format characters (terminal escapes,
+// bidi overrides) with U+FFFD: process names in the audit log come from the
+// agent and must not drive the terminal.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 func dash(s string) string {

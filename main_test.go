@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fillgate/fillgate/host/audit"
 	"github.com/fillgate/fillgate/host/fill"
 )
 
@@ -181,5 +182,18 @@ func TestMCP(t *testing.T) {
 		if err := json.Unmarshal(b, &r); err != nil || r.Status != c.status || res.IsError != c.isErr {
 			t.Errorf("%s: %s (isError %v), %v", c.service, b, res.IsError, err)
 		}
+	}
+}
+
+func TestAuditNeutralisesEscapes(t *testing.T) {
+	isolate(t)
+	dir := filepath.Join(os.Getenv("XDG_STATE_HOME"), "fillgate")
+	if err := audit.Open(dir).Record(fill.AuditEntry{Time: time.Now(), Service: "github.com", Status: fill.StatusOK,
+		Agent: fill.Agent{Name: "evil\x1b]0;pwned\x07\u202e", PID: 7}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, "audit")
+	if code != 0 || strings.ContainsAny(out, "\x1b\x07\u202e") || !strings.Contains(out, "github.com") {
+		t.Errorf("exit %d, %q", code, out)
 	}
 }
