@@ -19,6 +19,7 @@ import (
 	"github.com/fillgate/fillgate/host/bridge"
 	"github.com/fillgate/fillgate/host/dirs"
 	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/host/harden"
 	"github.com/fillgate/fillgate/host/logfile"
 	"github.com/fillgate/fillgate/host/nativemsg"
 	"github.com/fillgate/fillgate/host/prompt"
@@ -65,6 +66,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer closeLog.Close()
+	if err := harden.Process(); err != nil {
+		log.Warn("harden", "err", err)
+	}
 
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)

@@ -17,6 +17,7 @@ import (
 	"github.com/fillgate/fillgate/host/dirs"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/fillstate"
+	"github.com/fillgate/fillgate/host/harden"
 	"github.com/fillgate/fillgate/host/logfile"
 	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/policy"
@@ -111,6 +112,10 @@ func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Polic
 		return failed(req, ViaCDP, err.Error())
 	}
 	defer closeLog.Close()
+	// From here on this process may hold a value.
+	if err := harden.Process(); err != nil {
+		log.Warn("harden", "err", err)
+	}
 
 	ep, err := cdp.Resolve(env, pol.CDPURL)
 	if err != nil {
