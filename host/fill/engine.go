@@ -150,13 +150,13 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	if req.Timeout > 0 && req.Timeout < budget {
 		budget = req.Timeout
 	}
-	answer, status, detail := e.ask(ctx, PromptInfo{
+	answer, status, detail, unseen := e.ask(ctx, PromptInfo{
 		Agent: agent, Service: req.Service, Origin: r.Origin, Field: field,
 		Via: e.Browser.Via(), Budget: budget,
 	}, progress)
 	defer clear(answer.Value)
 	if status != "" {
-		if status == StatusNoResponse {
+		if unseen {
 			r.Fallback = e.Limits.FallbackHint
 			if err := e.State.NoteNoResponse(agent.Key(), req.Service, e.now().Add(e.Limits.Cooldown)); err != nil {
 				e.log().Error("record cool-down", "err", err)
@@ -172,6 +172,9 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	cancel()
 	clear(answer.Value)
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return r.with(StatusFailed, "the browser did not confirm the insert in time; the value may or may not be in the field: check the page")
+		}
 		return r.with(e.classify(ctx, StatusFailed), fmt.Sprintf("cannot insert: %v", e.cause(ctx, err)))
 	}
 	if !v.Inserted {
@@ -184,8 +187,11 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 }
 
 // ask runs the prompt and waits for the human. It returns the answer, or a
-// status and detail when there is none.
-func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progress)) (Answer, Status, string) {
+// status and detail when there is none. unseen reports a prompt that stood
+// open without an answer long enough to count against the agent: past its
+// budget (no_response), or abandoned by the agent after half of it, so an
+// agent cannot dodge the cool-down by hanging up just before the deadline.
+func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progress)) (_ Answer, _ Status, detail string, unseen bool) {
 	// Context deadlines run on the real clock, whatever e.Now says.
 	pctx, cancel := context.WithTimeout(ctx, info.Budget)
 	defer cancel()
@@ -193,12 +199,12 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 
 	p, err := e.Prompter(pctx, info)
 	if err != nil {
-		return Answer{}, StatusFailed, fmt.Sprintf("cannot start the prompt: %v", err)
+		return Answer{}, StatusFailed, fmt.Sprintf("cannot start the prompt: %v", err), false
 	}
 	defer p.Close()
 	win, err := e.Browser.OpenPrompt(pctx, p.URL())
 	if err != nil {
-		return Answer{}, e.classify(ctx, StatusFailed), fmt.Sprintf("cannot open the prompt: %v", e.cause(ctx, err))
+		return Answer{}, e.classify(ctx, StatusFailed), fmt.Sprintf("cannot open the prompt: %v", e.cause(ctx, err)), false
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
@@ -208,6 +214,7 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 		}
 	}()
 	progress(Progress{Phase: PhaseWaiting, Deadline: deadline})
+	shown := time.Now()
 
 	type reply struct {
 		a   Answer
@@ -220,8 +227,8 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 		a, err := p.Wait(wctx)
 		replies <- reply{a, err}
 	}()
-	// take returns the reply; if one arrived after we stopped caring, its
-	// value is zeroed.
+	// discard stops waiting; a reply that arrived after we stopped caring
+	// has its value zeroed.
 	discard := func() {
 		stop()
 		rep := <-replies
@@ -234,26 +241,27 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 		if rep.err == nil {
 			if rep.a.Cancelled {
 				clear(rep.a.Value)
-				return Answer{}, StatusCancelled, "the human cancelled the prompt"
+				return Answer{}, StatusCancelled, "the human cancelled the prompt", false
 			}
-			return rep.a, "", ""
+			return rep.a, "", "", false
 		}
 		werr = rep.err
 	case <-win.Closed():
 		discard()
-		return Answer{}, StatusCancelled, "the prompt window was closed without an answer"
+		return Answer{}, StatusCancelled, "the prompt window was closed without an answer", false
 	case <-pctx.Done():
 		discard()
 	}
 	switch {
 	case ctx.Err() != nil:
-		return Answer{}, e.classify(ctx, StatusCancelled), e.cause(ctx, ctx.Err()).Error()
+		abandoned := errors.Is(context.Cause(ctx), ErrAgentGone) && time.Since(shown) >= info.Budget/2
+		return Answer{}, e.classify(ctx, StatusCancelled), e.cause(ctx, ctx.Err()).Error(), abandoned
 	case pctx.Err() != nil || errors.Is(werr, context.DeadlineExceeded):
-		return Answer{}, StatusNoResponse, fmt.Sprintf("nobody answered the prompt within %s; the request was dropped", info.Budget.Round(time.Second))
+		return Answer{}, StatusNoResponse, fmt.Sprintf("nobody answered the prompt within %s; the request was dropped", info.Budget.Round(time.Second)), true
 	case werr != nil:
-		return Answer{}, StatusFailed, fmt.Sprintf("the prompt ended without an answer: %v", werr)
+		return Answer{}, StatusFailed, fmt.Sprintf("the prompt ended without an answer: %v", werr), false
 	}
-	return Answer{}, StatusFailed, "the prompt ended without an answer"
+	return Answer{}, StatusFailed, "the prompt ended without an answer", false
 }
 
 // statusOf returns the outcome an error carries (a browser may know that

@@ -263,6 +263,11 @@ func TestFillOutcomes(t *testing.T) {
 			Request{Service: "github.com"}, StatusRefused, "focus moved", true},
 		{"not matched", func(r *rig) { r.humanTypes(secret); r.b.verdict = Verdict{Inserted: true} },
 			Request{Service: "github.com"}, StatusFailed, "did not keep", true},
+		{"insert unconfirmed", func(r *rig) {
+			r.humanTypes(secret)
+			r.e.Limits.InsertBudget = 20 * time.Millisecond
+			r.b.insertBlock = make(chan struct{})
+		}, Request{Service: "github.com"}, StatusFailed, "may or may not be in the field", false},
 		{"insert transport", func(r *rig) { r.humanTypes(secret); r.b.insertErr = errors.New("port closed") },
 			Request{Service: "github.com"}, StatusFailed, "port closed", true},
 	}
@@ -456,3 +461,25 @@ type refusal struct{}
 
 func (refusal) Error() string  { return "two tabs match: https://github.com, https://gist.github.com" }
 func (refusal) Status() Status { return StatusRefused }
+
+func TestAgentHangingUpLateCoolsDown(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		after    time.Duration // when the agent hangs up, of a 200 ms budget
+		cooldown bool
+	}{{"early", 0, false}, {"late", 150 * time.Millisecond, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t)
+			r.e.Limits.PromptBudget = 200 * time.Millisecond
+			ctx, cancel := context.WithCancelCause(context.Background())
+			r.b.onOpen = func(string) { time.Sleep(c.after); cancel(ErrAgentGone) }
+			if res := r.e.Fill(ctx, Request{Service: "github.com"}, agent, nil); res.Status != StatusCancelled {
+				t.Fatalf("got %+v", res)
+			}
+			_, cooling := r.e.State.CoolingDown(agent.Key(), "github.com", time.Now())
+			if cooling != c.cooldown {
+				t.Errorf("cooling down = %v, want %v", cooling, c.cooldown)
+			}
+		})
+	}
+}
