@@ -9,9 +9,15 @@ import (
 )
 
 func checkPrivate(dir string) error {
-	fi, err := os.Stat(dir)
+	fi, err := os.Lstat(dir)
 	if err != nil {
 		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link; fillgate needs a real directory there: remove the link", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory: remove it", dir)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if ok && int(st.Uid) != os.Getuid() {
