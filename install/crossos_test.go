@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"io/fs"
 	"sort"
 	"strings"
 	"testing"
@@ -402,4 +403,24 @@ func TestOSPath(t *testing.T) {
 	assert.Equal(t, "/a/b", u.join("/a", "b"))
 	assert.True(t, u.isAbs("/x"))
 	assert.False(t, u.isAbs(`C:\x`))
+}
+
+func TestSystemInstallRefusesAReplaceableBinary(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		mode fs.FileMode
+	}{{"/home/u/bin/fillgate", 0o777}, {"/tmp/fillgate", 0o755}} {
+		m := newMemFS()
+		o := linuxMem(m, "chromium")
+		m.put(c.path, "bin", c.mode)
+		if c.path == "/tmp/fillgate" {
+			m.nodes["/tmp"].mode = fs.ModeDir | fs.ModeSticky | 0o777
+		}
+		o.Binary, o.System = c.path, true
+		_, err := Install(context.Background(), o)
+		assert.ErrorContains(t, err, "only root can change", c.path)
+		for _, f := range m.files() {
+			assert.False(t, strings.HasPrefix(f, "/etc/"), "%s written for %s", f, c.path)
+		}
+	}
 }

@@ -153,6 +153,11 @@ func (s *sys) checkBinary() ([]string, error) {
 	if s.os != "windows" && fi.Mode().Perm()&0o111 == 0 {
 		return nil, fmt.Errorf("the fillgate binary %s is not executable: run chmod +x %s", s.Binary, s.Binary)
 	}
+	if s.System && s.os != "windows" {
+		if err := s.checkSystemBinary(); err != nil {
+			return nil, err
+		}
+	}
 	var notes []string
 	if strings.Contains(s.Binary, "go-build") {
 		notes = append(notes, "the binary is in a temporary build folder (go run?); browsers cannot start it once it is gone: `go install` fillgate and run `fillgate install` again")
@@ -161,6 +166,31 @@ func (s *sys) checkBinary() ([]string, error) {
 		notes = append(notes, "other users cannot run "+s.Binary+": a system-wide install needs a binary every user can execute (e.g. in /usr/local/bin, mode 0755)")
 	}
 	return notes, nil
+}
+
+// checkSystemBinary refuses a system-wide install of a binary that someone
+// other than root could replace: every user's browser would run whatever
+// that person put there. The binary and every directory above it must be
+// owned by root (where the filesystem tells) and writable by no group or
+// other user.
+func (s *sys) checkSystemBinary() error {
+	for p := s.Binary; ; {
+		if fi, err := s.FS.Stat(p); err == nil {
+			if fi.Mode().Perm()&0o022 != 0 {
+				return fmt.Errorf("a system-wide install needs a binary only root can change, but %s is writable by others (mode %04o): "+
+					"install fillgate into /usr/local/bin (owned by root, mode 0755) and run `sudo fillgate install --system` from there", p, fi.Mode().Perm())
+			}
+			if uid, ok := owner(fi); ok && uid != 0 {
+				return fmt.Errorf("a system-wide install needs a binary only root can change, but %s belongs to uid %d: "+
+					"install fillgate into /usr/local/bin (owned by root, mode 0755) and run `sudo fillgate install --system` from there", p, uid)
+			}
+		}
+		parent := s.p.dir(p)
+		if parent == p || parent == "" || parent == "." {
+			return nil
+		}
+		p = parent
+	}
 }
 
 // want is the manifest Install writes for family f.
