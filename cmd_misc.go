@@ -3,8 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 	"strings"
+	"text/tabwriter"
 	"time"
 	"unicode"
 
