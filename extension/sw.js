@@ -200,7 +200,7 @@ async function openPrompt(msg) {
     return fail("bad_request", "the prompt url is not a url");
   }
   if (url.protocol !== "http:" || url.hostname !== "127.0.0.1") return fail("bad_request", "the prompt must be on http://127.0.0.1");
-  const win = await api.windows.create({ type: "popup", url: url.href, width: 460, height: 560, focused: true });
+  const win = await api.windows.create({ type: "popup", url: url.href, width: 480, height: 600, focused: true });
   prompts.add(win.id);
   return { type: "prompt_opened", window: win.id };
 }

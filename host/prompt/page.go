@@ -27,22 +27,24 @@ const pageStyle = `
 }
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg);
-  font: 16px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }
-main { max-width: 34rem; margin: 1.5rem auto; padding: 1.25rem 1.5rem;
+  font: 15px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
+main { max-width: 34rem; margin: .75rem auto; padding: 1rem 1.25rem;
   background: var(--card); border: 1px solid var(--line); border-radius: 12px; }
-h1 { font-size: 1.2rem; margin: 0 0 1rem; overflow-wrap: anywhere; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0 0 1rem; }
+@media (max-width: 36rem) { main { margin: 0; border: 0; border-radius: 0; min-height: 100vh; } }
+h1 { font-size: 1.15rem; margin: 0 0 .75rem; overflow-wrap: anywhere; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem .9rem; margin: 0 0 .75rem; }
 dt { color: var(--muted); }
 dd { margin: 0; overflow-wrap: anywhere; }
 code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .95em; }
 p { margin: .5rem 0; }
 .note, .hint { color: var(--muted); font-size: .9rem; }
 .msg { color: var(--warn); font-weight: 600; }
-label { display: block; font-weight: 600; margin: 1rem 0 .35rem; }
+label { display: block; font-weight: 600; margin: .75rem 0 .3rem; }
 input { width: 100%; font: inherit; padding: .55rem .7rem; border: 1px solid var(--line);
   border-radius: 8px; background: var(--bg); color: var(--fg); }
 input:focus, button:focus-visible { outline: 3px solid var(--accent); outline-offset: 1px; }
-.buttons { display: flex; gap: .6rem; margin-top: 1rem; }
+.buttons { display: flex; gap: .6rem; margin-top: .75rem; align-items: center; }
+.buttons .hint { margin: 0 0 0 auto; }
 button { font: inherit; padding: .5rem 1.1rem; border-radius: 8px; border: 1px solid var(--line);
   background: var(--card); color: var(--fg); cursor: pointer; }
 button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
@@ -111,9 +113,9 @@ field and tells the agent only whether it worked.</p>
 <div class="buttons">
 <button class="send" type="submit" name="action" value="submit">Send</button>
 <button id="cancel" type="submit" name="action" value="cancel" formnovalidate>Cancel</button>
+<span class="hint">Enter sends, Esc cancels.</span>
 </div>
 </form>
-<p class="hint">Enter sends, Esc cancels.</p>
 <script>` + escScript + `</script>
 `
 
