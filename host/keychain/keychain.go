@@ -19,6 +19,9 @@ const probeUser = "fillgate-doctor-probe"
 // Check proves the keyring is reachable and writable by storing, reading
 // back and deleting a throw-away item that holds no secret.
 func Check() error {
+	if err := sessionBus(); err != nil {
+		return err
+	}
 	const marker = "probe"
 	if err := keyring.Set(Service, probeUser, marker); err != nil {
 		return fmt.Errorf("cannot write to the keyring: %w", err)
@@ -39,6 +42,9 @@ func Check() error {
 // Forget removes the remembered secret for service, if there is one. It
 // reports whether anything was removed.
 func Forget(service string) (bool, error) {
+	if err := sessionBus(); err != nil {
+		return false, err
+	}
 	err := keyring.Delete(Service, service)
 	if errors.Is(err, keyring.ErrNotFound) {
 		return false, nil

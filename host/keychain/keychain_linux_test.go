@@ -1,6 +1,7 @@
 package keychain
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/tests/secretservice"
@@ -22,5 +23,14 @@ func TestCheckFailsWithoutKeyring(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
 	if err := Check(); err == nil {
 		t.Fatal("Check succeeded with no Secret Service")
+	}
+}
+
+func TestCheckStartsNoBus(t *testing.T) {
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	err := Check()
+	if err == nil || !strings.Contains(err.Error(), "no D-Bus session bus") {
+		t.Fatalf("Check without a bus: %v", err)
 	}
 }
