@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
@@ -40,7 +41,12 @@ func (b *Browser) OpenPrompt(ctx context.Context, rawURL string) (fill.PromptWin
 		stop()
 		return nil, b.transportError(ctx, err)
 	}
-	res, err := cdp.Call(ctx, b.browser, target.CreateTarget, target.CreateTargetParams{URL: rawURL})
+	// The browser makes the tab before it answers: a call cut short by
+	// ctx would leave a tab nobody closes. So the call is bounded by its
+	// own timeout only, and a tab made after ctx ended is closed at once.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	res, err := cdp.Call(cctx, b.browser, target.CreateTarget, target.CreateTargetParams{URL: rawURL})
+	cancel()
 	if err != nil {
 		stop()
 		return nil, b.transportError(ctx, err)
@@ -50,8 +56,18 @@ func (b *Browser) OpenPrompt(ctx context.Context, rawURL string) (fill.PromptWin
 	b.prompts[p.id] = p
 	b.mu.Unlock()
 	go p.watch(events, stop)
+	if ctx.Err() != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+		defer cancel()
+		_ = p.Close(cctx)
+		return nil, b.transportError(ctx, ctx.Err())
+	}
 	return p, nil
 }
+
+// createTimeout bounds making (or, after a cancelled request, closing
+// again) the prompt tab.
+const createTimeout = 10 * time.Second
 
 // systemWindow is a prompt the OS opener showed: fillgate cannot see or
 // close it.

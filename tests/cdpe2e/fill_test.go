@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	hostcdp "github.com/fillgate/fillgate/host/cdp"
@@ -509,5 +511,69 @@ func TestPromptWithSystemOpener(t *testing.T) {
 	fail := e.connect(hostcdp.Options{OpenURL: func(context.Context, string) error { return fmt.Errorf("no opener") }})
 	if _, err := fail.OpenPrompt(e.step(), e.originA+"/otp"); err == nil || strings.Contains(err.Error(), "/otp") {
 		t.Fatalf("opener failure: %v (must fail without quoting the URL)", err)
+	}
+}
+
+// TestCancelWhileOpeningThePromptTab cancels OpenPrompt the moment the
+// browser reports the new tab, before its Target.createTarget answer can
+// reach fillgate: the tab must not be left open. (A call cut short there
+// used to return an error and forget the tab it had made.)
+func TestCancelWhileOpeningThePromptTab(t *testing.T) {
+	e := newEnv(t)
+	b := e.connect(hostcdp.Options{Opener: hostcdp.OpenerCDPTab})
+	before := e.pageTargets()
+	created := make(chan struct{}, 16)
+	chromedp.ListenBrowser(e.bctx, func(ev any) {
+		if _, ok := ev.(*target.EventTargetCreated); ok {
+			select {
+			case created <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if _, err := cdp.Call(e.ctx, chromedp.FromContext(e.bctx).Browser, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		t.Fatalf("discover targets: %v", err)
+	}
+	for len(created) > 0 {
+		<-created
+	}
+
+	cut := 0
+	for i := 0; i < 10 && cut < 3; i++ {
+		ctx, cancel := context.WithCancel(e.ctx)
+		go func() {
+			select {
+			case <-created:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		win, err := b.OpenPrompt(ctx, e.originA+"/otp")
+		cancel()
+		if err != nil {
+			cut++
+		} else if err := win.Close(e.step()); err != nil {
+			t.Fatalf("close the prompt: %v", err)
+		}
+		// Closing is asynchronous: give the tab a moment to go.
+		deadline := time.Now().Add(5 * time.Second)
+		for len(e.pageTargets()) != len(before) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if left := e.pageTargets(); len(left) != len(before) {
+			for _, id := range left {
+				if !slices.Contains(before, id) {
+					e.user[id] = true
+					e.closeTab(id)
+				}
+			}
+			t.Fatalf("a prompt tab was left open after OpenPrompt was cancelled (err %v)", err)
+		}
+		for len(created) > 0 {
+			<-created
+		}
+	}
+	if cut == 0 {
+		t.Fatalf("no OpenPrompt call was cut short by the cancellation: the test did not exercise the case")
 	}
 }
