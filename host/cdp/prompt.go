@@ -94,21 +94,43 @@ type promptTab struct {
 func (p *promptTab) Closed() <-chan struct{} { return p.closed }
 
 // Close implements fill.PromptWindow: it closes the prompt tab (only that
-// tab). Safe to call more than once.
+// tab) and waits until the browser reports it gone, asking again while it
+// is not. Safe to call more than once.
 func (p *promptTab) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
-		_, err := cdp.Call(ctx, p.b.browser, target.CloseTarget, target.CloseTargetParams{TargetID: p.id})
-		var cerr *cdproto.Error
-		if err != nil && !errors.As(err, &cerr) {
-			// A browser error means the tab is already gone; anything else
-			// is a failure to report.
-			p.closeErr = fmt.Errorf("close the prompt tab: %w", p.b.transportError(ctx, err))
-		}
+		p.closeErr = p.close(ctx)
 		p.b.mu.Lock()
 		delete(p.b.prompts, p.id)
 		p.b.mu.Unlock()
 	})
 	return p.closeErr
+}
+
+// closeRetry is how long close waits for the tab to go before asking
+// again: Chromium drops a close request that arrives while the tab is
+// navigating, as the prompt is when the human's answer (a form POST) has
+// just reached fillgate.
+const closeRetry = 250 * time.Millisecond
+
+// close asks the browser to close the tab until it is gone.
+func (p *promptTab) close(ctx context.Context) error {
+	for {
+		_, err := cdp.Call(ctx, p.b.browser, target.CloseTarget, target.CloseTargetParams{TargetID: p.id})
+		var cerr *cdproto.Error
+		switch {
+		case errors.As(err, &cerr):
+			return nil // a browser error means the tab is already gone
+		case err != nil:
+			return fmt.Errorf("close the prompt tab: %w", p.b.transportError(ctx, err))
+		}
+		select {
+		case <-p.closed:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("close the prompt tab: %w", newError(p.b.ep, ReasonTimeout, "the tab did not close", ctx.Err()))
+		case <-time.After(closeRetry):
+		}
+	}
 }
 
 // watch closes p.closed when the browser reports the tab destroyed.
