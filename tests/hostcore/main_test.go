@@ -1,0 +1,98 @@
+package hostcore
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// binDir holds the fillgate binary built once for the whole package. It
+// is mode 0755 so that a process running as nobody can execute what is in
+// it. Set by TestMain before any test runs, never changed afterwards.
+var binDir string
+
+// fillgateBin is the built fillgate binary.
+func fillgateBin() string { return filepath.Join(binDir, "fillgate") }
+
+// Environment variables that turn this test binary into a raw agent-socket
+// client (see rawClient): the socket to dial and the request line to send.
+const (
+	rawClientEnv  = "HOSTCORE_RAW_CLIENT"
+	rawRequestEnv = "HOSTCORE_RAW_REQUEST"
+)
+
+func TestMain(m *testing.M) {
+	if sock := os.Getenv(rawClientEnv); sock != "" {
+		os.Exit(rawClient(sock, os.Getenv(rawRequestEnv)))
+	}
+	dir, err := buildFillgate()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hostcore: %v\n", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildFillgate builds the fillgate binary (with the race detector when
+// the tests have it) into a new directory, named fillgate so that the
+// host's agent walk skips it as it skips the real one.
+func buildFillgate() (string, error) {
+	dir, err := os.MkdirTemp("", "hostcore-bin-")
+	if err != nil {
+		return "", fmt.Errorf("temp dir for the binary: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", fmt.Errorf("temp dir for the binary: %w", err)
+	}
+	args := []string{"build", "-o", filepath.Join(dir, "fillgate")}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	args = append(args, "github.com/fillgate/fillgate")
+	out, err := exec.Command("go", args...).CombinedOutput()
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("go build fillgate: %w\n%s", err, out)
+	}
+	return dir, nil
+}
+
+// rawReport is what rawClient prints: who it ran as and what the socket
+// answered.
+type rawReport struct {
+	UID     int    `json:"uid"`
+	DialErr string `json:"dial_err,omitempty"`
+	Reply   string `json:"reply"`
+}
+
+// rawClient connects to sock, sends one request line and prints a
+// rawReport with everything the host answered until it hung up. It is how
+// a test plays an agent socket client of another user without fillgate's
+// own client-side checks in the way.
+func rawClient(sock, request string) int {
+	rep := rawReport{UID: os.Getuid()}
+	defer func() { _ = json.NewEncoder(os.Stdout).Encode(rep) }()
+	c, err := net.DialTimeout("unix", sock, 10*time.Second)
+	if err != nil {
+		rep.DialErr = err.Error()
+		return 0
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	// The host may close before reading the request; what it wrote first
+	// is still there to read.
+	_, _ = c.Write([]byte(request + "\n"))
+	b, _ := io.ReadAll(bufio.NewReader(c))
+	rep.Reply = string(b)
+	return 0
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package hostcore
+
+// raceEnabled is false: the tests run without the race detector.
+const raceEnabled = false
