@@ -65,7 +65,14 @@ type env struct {
 // newEnv starts everything; it all stops when the test ends.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	return newEnvWithin(t, 3*time.Minute)
+}
+
+// newEnvWithin is newEnv with budget for the whole test (a browser shared
+// by many subtests needs more).
+func newEnvWithin(t testing.TB, budget time.Duration) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	t.Cleanup(cancel)
 	root := t.TempDir()
 	e := &env{t: t, ctx: ctx, root: root, user: map[target.ID]bool{}, log: &syncBuffer{}}
