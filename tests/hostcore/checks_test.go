@@ -2,6 +2,7 @@ package hostcore
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/fillgate/fillgate/host/agentsock"
@@ -111,7 +112,12 @@ func TestBarePublicSuffixRefused(t *testing.T) {
 		if err != nil {
 			t.Fatalf("agentsock.Fill: %v", err)
 		}
-		r.expect(run{res: res, exit: fill.StatusRefused.ExitCode()}, fill.StatusRefused, "is a public suffix")
+		r.expectResult(res, fill.StatusRefused, "is a public suffix")
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.keep("agentsock.Fill result", b)
 	}
 	r.expectExtSaw(len(suffixes), "outcome", "outcome", "outcome")
 	r.expectNothingInserted()

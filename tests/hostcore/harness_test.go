@@ -536,14 +536,20 @@ func (r *rig) keep(name string, data []byte) {
 // detail says detail.
 func (r *rig) expect(got run, want fill.Status, detail string) {
 	r.t.Helper()
-	if got.res.Status != want {
-		r.t.Errorf("status %q, want %q (detail: %s)", got.res.Status, want, r.safe(got.res.Detail))
-	}
+	r.expectResult(got.res, want, detail)
 	if got.exit != want.ExitCode() {
 		r.t.Errorf("exit code %d, want %d for %s", got.exit, want.ExitCode(), want)
 	}
-	if !strings.Contains(got.res.Detail, detail) {
-		r.t.Errorf("detail %q does not say %q", r.safe(got.res.Detail), detail)
+}
+
+// expectResult checks a result's status and that its detail says detail.
+func (r *rig) expectResult(res fill.Result, want fill.Status, detail string) {
+	r.t.Helper()
+	if res.Status != want {
+		r.t.Errorf("status %q, want %q (detail: %s)", res.Status, want, r.safe(res.Detail))
+	}
+	if !strings.Contains(res.Detail, detail) {
+		r.t.Errorf("detail %q does not say %q", r.safe(res.Detail), detail)
 	}
 }
 
