@@ -257,7 +257,7 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 		abandoned := errors.Is(context.Cause(ctx), ErrAgentGone) && time.Since(shown) >= info.Budget/2
 		return Answer{}, e.classify(ctx, StatusCancelled), e.cause(ctx, ctx.Err()).Error(), abandoned
 	case pctx.Err() != nil || errors.Is(werr, context.DeadlineExceeded):
-		return Answer{}, StatusNoResponse, fmt.Sprintf("nobody answered the prompt within %s; the request was dropped", info.Budget.Round(time.Second)), true
+		return Answer{}, StatusNoResponse, fmt.Sprintf("nobody answered the prompt within %s; the request was dropped", roundBudget(info.Budget)), true
 	case werr != nil:
 		return Answer{}, StatusFailed, fmt.Sprintf("the prompt ended without an answer: %v", werr), false
 	}
@@ -314,6 +314,14 @@ func (r Result) with(s Status, detail string) Result {
 	r.Status = s
 	r.Detail = detail
 	return r
+}
+
+// roundBudget shows a budget in whole seconds, or in tenths under one.
+func roundBudget(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 func fieldWord(kind string) string {
