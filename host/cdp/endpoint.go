@@ -134,6 +134,9 @@ func webSocketURL(ctx context.Context, ep Endpoint, allow []string) (string, err
 	if !hostAllowed(u.Hostname(), allow) {
 		return "", newError(ep, ReasonNotLoopback, "", nil)
 	}
+	if err := checkListenerOwner(dialHost(u)); err != nil {
+		return "", newError(ep, ReasonOtherUser, err.Error(), nil)
+	}
 	if (u.Scheme == "ws" || u.Scheme == "wss") && strings.Contains(u.Path, "/devtools/browser/") {
 		d := *u
 		d.Host = dialHost(u)
@@ -177,5 +180,8 @@ func webSocketURL(ctx context.Context, ep Endpoint, allow []string) (string, err
 		return "", newError(ep, ReasonHostMismatch, "", nil)
 	}
 	w.Host = dialHost(w)
+	if err := checkListenerOwner(w.Host); err != nil {
+		return "", newError(ep, ReasonOtherUser, err.Error(), nil)
+	}
 	return w.String(), nil
 }

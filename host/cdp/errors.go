@@ -18,6 +18,7 @@ const (
 	ReasonBadURL          Reason = "not a usable CDP URL"
 	ReasonNotLoopback     Reason = "not loopback, and the policy does not allow that host"
 	ReasonHostMismatch    Reason = "the WebSocket URL it returned points to another host"
+	ReasonOtherUser       Reason = "it is run by another user"
 	ReasonNotCDP          Reason = "it does not answer like a CDP endpoint"
 	ReasonRefused         Reason = "connection refused"
 	ReasonTimeout         Reason = "timed out"
@@ -66,7 +67,7 @@ func (e *Error) Unwrap() error { return e.err }
 // The Engine can read it with errors.As and an interface{ Status() fill.Status }.
 func (e *Error) Status() fill.Status {
 	switch e.Reason {
-	case ReasonNotLoopback, ReasonHostMismatch, ReasonNoPageTarget, ReasonTabNotFound,
+	case ReasonNotLoopback, ReasonHostMismatch, ReasonOtherUser, ReasonNoPageTarget, ReasonTabNotFound,
 		ReasonNumericTab, ReasonNoFocusedField, ReasonNoMatch, ReasonAmbiguous:
 		return fill.StatusRefused
 	}
