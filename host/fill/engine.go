@@ -135,7 +135,11 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	in, err := e.Browser.Inspect(ictx, req)
 	cancel()
 	if err != nil {
-		return r.with(e.classify(ctx, statusOf(err, StatusFailed)), fmt.Sprintf("cannot inspect the browser tab: %v", e.cause(ctx, err)))
+		detail := fmt.Sprintf("cannot inspect the browser tab: %v", e.cause(ctx, err))
+		if hasStatus(err) {
+			detail = e.cause(ctx, err).Error() // it speaks for itself
+		}
+		return r.with(e.classify(ctx, statusOf(err, StatusFailed)), detail)
 	}
 	r.Origin = in.Origin()
 	if in.Paused {
@@ -273,6 +277,12 @@ func statusOf(err error, otherwise Status) Status {
 		return se.Status()
 	}
 	return otherwise
+}
+
+// hasStatus reports whether err carries its own outcome.
+func hasStatus(err error) bool {
+	var se interface{ Status() Status }
+	return errors.As(err, &se)
 }
 
 // classify maps a failure after ctx ended: the browser going away is a

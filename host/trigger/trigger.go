@@ -117,30 +117,21 @@ func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Polic
 		log.Warn("harden", "err", err)
 	}
 
-	ep, err := cdp.Resolve(env, pol.CDPURL)
-	if err != nil {
-		return cdpFailed(req, err, fellBack)
-	}
-	b, err := cdp.Connect(ctx, ep, cdp.Options{
-		AllowHosts: pol.CDPAllowHosts,
-		Opener:     pol.PromptOpener,
-		OpenURL:    o.OpenURL,
-		Tab:        o.Tab,
-	})
-	if err != nil {
-		log.Warn("cdp connect", "err", err)
-		return cdpFailed(req, err, fellBack)
-	}
-	defer b.Close()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-b.Lost():
-			cancel(fill.ErrBrowserGone)
-		case <-ctx.Done():
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	b := &lazyCDP{ctx: ctx, lost: lost, fellBack: fellBack, connect: func(ctx context.Context) (*cdp.Browser, error) {
+		ep, err := cdp.Resolve(env, pol.CDPURL)
+		if err != nil {
+			return nil, err
 		}
-	}()
+		return cdp.Connect(ctx, ep, cdp.Options{
+			AllowHosts: pol.CDPAllowHosts,
+			Opener:     pol.PromptOpener,
+			OpenURL:    o.OpenURL,
+			Tab:        o.Tab,
+		})
+	}}
+	defer b.Close()
 
 	st, err := fillstate.Open(filepath.Join(stateDir, "cdp"))
 	if err != nil {
@@ -160,24 +151,82 @@ func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Polic
 	return e.Fill(ctx, req, agent, o.OnProgress)
 }
 
-// cdpFailed reports a CDP path that could not start, saying how to fix
-// it; after an automatic fallback it names both paths.
-func cdpFailed(req fill.Request, err error, fellBack bool) fill.Result {
-	status := fill.StatusFailed
-	var ce *cdp.Error
-	if errors.As(err, &ce) {
-		status = ce.Status()
+// lazyCDP is the CDP browser, connected on the first Inspect: the Engine
+// checks the cool-down, the rate and the one-prompt rule before anything
+// is dialled, and a browser that cannot be reached is an audited outcome
+// like any other. The Engine calls it from one goroutine.
+type lazyCDP struct {
+	ctx      context.Context         // the request's
+	lost     context.CancelCauseFunc // ends ctx when the browser goes away
+	connect  func(context.Context) (*cdp.Browser, error)
+	fellBack bool
+	b        *cdp.Browser
+}
+
+func (l *lazyCDP) Via() string { return fill.ViaCDP }
+
+func (l *lazyCDP) Inspect(ctx context.Context, req fill.Request) (fill.Inspection, error) {
+	if l.b == nil {
+		b, err := l.connect(ctx)
+		if err != nil {
+			return fill.Inspection{}, connectError{err, l.fellBack}
+		}
+		l.b = b
+		go func() {
+			select {
+			case <-b.Lost():
+				l.lost(fill.ErrBrowserGone)
+			case <-l.ctx.Done():
+			}
+		}()
 	}
-	detail := err.Error()
-	if fellBack {
+	return l.b.Inspect(ctx, req)
+}
+
+func (l *lazyCDP) OpenPrompt(ctx context.Context, url string) (fill.PromptWindow, error) {
+	return l.b.OpenPrompt(ctx, url)
+}
+
+func (l *lazyCDP) Insert(ctx context.Context, in fill.Inspection, value []byte) (fill.Verdict, error) {
+	return l.b.Insert(ctx, in, value)
+}
+
+// Close detaches from the browser, if it was reached.
+func (l *lazyCDP) Close() {
+	if l.b != nil {
+		_ = l.b.Close()
+	}
+}
+
+// connectError is a CDP path that could not start. It says how to fix it
+// and, after an automatic fallback, names both paths; its status is the CDP
+// error's (an endpoint that is not allowed is refused, not failed).
+type connectError struct {
+	err      error
+	fellBack bool
+}
+
+func (e connectError) Status() fill.Status {
+	var ce *cdp.Error
+	if errors.As(e.err, &ce) {
+		return ce.Status()
+	}
+	return fill.StatusFailed
+}
+
+func (e connectError) Error() string {
+	detail := e.err.Error()
+	if e.fellBack {
 		detail = "no browser with the fillgate extension is running, and the CDP fallback did not work either: " + detail
 	}
-	if status == fill.StatusFailed {
+	if e.Status() == fill.StatusFailed {
 		detail += "; to fix: load the fillgate extension in your browser (`fillgate install`, then `fillgate doctor`), " +
 			"or start the browser with --remote-debugging-port=9222 (or point FILLGATE_CDP_URL at it)"
 	}
-	return fill.Result{Status: status, Service: req.Service, Via: ViaCDP, Detail: detail}
+	return detail
 }
+
+func (e connectError) Unwrap() error { return e.err }
 
 func failed(req fill.Request, via, detail string) fill.Result {
 	return fill.Result{Status: fill.StatusFailed, Service: req.Service, Via: via, Detail: detail}

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/host/agentsock"
+	"github.com/fillgate/fillgate/host/audit"
 	"github.com/fillgate/fillgate/host/dirs"
 	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/host/fillstate"
 	"github.com/fillgate/fillgate/host/trigger"
 )
 
@@ -308,4 +310,47 @@ func TestHostThatTookTheRequestIsNotBypassed(t *testing.T) {
 	// so, and the request is not sent again over CDP.
 	wantResult(t, res, fill.StatusFailed, fill.ViaExtension, "did not finish")
 	w.contacts(1, false)
+}
+
+// TestCooldownComesBeforeConnecting: after a no_response, the same agent's
+// next request on the CDP path is refused with the fallback at once, even
+// with the browser gone, and nothing is dialled.
+func TestCooldownComesBeforeConnecting(t *testing.T) {
+	w := newWorld(t)
+	stateDir, err := dirs.State(w.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := fillstate.Open(filepath.Join(stateDir, "cdp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := agentsock.FindAgent(os.Getpid())
+	if err := st.NoteNoResponse(me.Key(), "github.com", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	res := w.fill("github.com", trigger.ViaCDP)
+	wantResult(t, res, fill.StatusRefused, fill.ViaCDP, "will not ask again")
+	if res.Fallback == "" {
+		t.Error("no fallback after a cool-down refusal")
+	}
+	w.contacts(0, false)
+	// And the refusal is in the audit log.
+	entries, err := audit.Open(stateDir).Recent(1)
+	if err != nil || len(entries) != 1 || entries[0].Status != fill.StatusRefused {
+		t.Errorf("audit: %+v %v", entries, err)
+	}
+}
+
+// TestUnreachableBrowserIsAudited: a CDP endpoint that cannot be used is an
+// outcome like any other, in the audit log.
+func TestUnreachableBrowserIsAudited(t *testing.T) {
+	w := newWorld(t)
+	res := w.fill("github.com", trigger.ViaCDP)
+	wantResult(t, res, fill.StatusFailed, fill.ViaCDP, "CDP endpoint", "to fix")
+	stateDir, _ := dirs.State(w.env)
+	entries, err := audit.Open(stateDir).Recent(1)
+	if err != nil || len(entries) != 1 || entries[0].Status != fill.StatusFailed || entries[0].Via != fill.ViaCDP {
+		t.Errorf("audit: %+v %v", entries, err)
+	}
 }
