@@ -78,10 +78,35 @@ function fillgateInPage(op, arg) {
     if (tokens.includes("one-time-code") && TEXT.has(type(el))) return { kind: "one-time-code", boxes: null };
     return { kind: type(el) === "password" ? "password" : "other", boxes: null };
   };
+  // Effective opacity along the flat-tree ancestors, opacity() filters
+  // included.
   const opacity = (el) => {
     let o = 1;
-    for (let e = el; e && o >= 0.1; e = flatParent(e)) o *= parseFloat(getComputedStyle(e).opacity);
+    for (let e = el; e && o >= 0.1; e = flatParent(e)) {
+      const cs = getComputedStyle(e);
+      o *= parseFloat(cs.opacity);
+      for (const m of cs.filter.matchAll(/opacity\(([\d.]+)(%?)\)/g)) o *= parseFloat(m[1]) / (m[2] ? 100 : 1);
+    }
     return o;
+  };
+  // The alpha of a computed colour ("rgba(0, 0, 0, 0)", "transparent",
+  // "color(srgb 0 0 0 / 0)").
+  const alpha = (c) => {
+    if (c === "transparent") return 0;
+    const slash = c.match(/\/\s*([\d.]+)(%?)\s*\)$/);
+    if (slash) return parseFloat(slash[1]) / (slash[2] ? 100 : 1);
+    const rgba = c.match(/^rgba\((?:[^,]+,){3}\s*([\d.]+)\)$/);
+    return rgba ? parseFloat(rgba[1]) : 1;
+  };
+  // Whether el paints nothing of its own: transparent text, caret, fill,
+  // background and border, and no image, shadow or outline.
+  const paintsNothing = (el) => {
+    const cs = getComputedStyle(el);
+    const border = ["Top", "Right", "Bottom", "Left"].every((s) =>
+      parseFloat(cs["border" + s + "Width"]) === 0 || alpha(cs["border" + s + "Color"]) < 0.1);
+    return alpha(cs.color) < 0.1 && alpha(cs.webkitTextFillColor || cs.color) < 0.1 &&
+      alpha(cs.backgroundColor) < 0.1 && cs.backgroundImage === "none" && border &&
+      cs.boxShadow === "none" && (cs.outlineStyle === "none" || parseFloat(cs.outlineWidth) === 0);
   };
   // Whether the element hit at (x, y), followed into open shadow roots, is
   // something other than el, its descendants or its labels.
@@ -104,7 +129,7 @@ function fillgateInPage(op, arg) {
     const r = rect(el);
     if (!visible(el, { visibilityProperty: true, contentVisibilityAuto: true }) || r.width === 0 || r.height === 0) return "hidden";
     if (r.width < 4 || r.height < 4) return "tiny";
-    if (opacity(el) < 0.1) return "transparent";
+    if (opacity(el) < 0.1 || paintsNothing(el)) return "transparent";
     const x = r.left + r.width / 2, y = r.top + r.height / 2;
     if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) return "offscreen";
     return covered(el, x, y) ? "covered" : "";

@@ -195,6 +195,8 @@ func TestInPage(t *testing.T) {
 		{"zero size", "/hidden", "", "password", "hidden", false},
 		{"1x1", "/tiny", "", "password", "tiny", false},
 		{"transparent", "/transparent", "", "password", "transparent", false},
+		{"opacity filter", "/filtered", "", "password", "transparent", false},
+		{"paints nothing", "/unpainted", "", "password", "transparent", false},
 		{"offscreen", "/offscreen", "", "password", "offscreen", false},
 		{"covered", "/covered", "", "password", "covered", false},
 		{"disabled", "/password", `f.disabled = true`, "password", "disabled", true},

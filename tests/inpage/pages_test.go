@@ -128,6 +128,9 @@ var testPages = map[string]string{
 	"/tiny":        `<input id=f type=password style="width:1px;height:1px;padding:0;border:0;margin:0">`,
 	"/transparent": `<div style="opacity:0.3"><div style="opacity:0.2"><input id=f type=password></div></div>`,
 	"/offscreen":   `<input id=f type=password style="position:fixed;top:-200px;left:10px">`,
+	"/filtered":    `<div style="filter:opacity(5%) blur(1px)"><input id=f type=password></div>`,
+	"/unpainted": `<input id=f type=password style="color:transparent;caret-color:transparent;background:transparent;` +
+		`border:0;outline:none;box-shadow:none">`,
 	"/covered": `<input id=f type=password style="position:absolute;top:40px;left:20px">
 <div style="position:absolute;top:30px;left:10px;width:300px;height:60px;background:#fff">Log in elsewhere</div>`,
 	"/label-over": `<div style="position:relative"><input id=f type=password style="position:absolute;top:20px;left:10px">
