@@ -1,8 +1,10 @@
 // Package fakehuman plays the human at a fillgate prompt page over HTTP,
 // the way a browser would: it loads the page with the headers a browser
-// sends for a navigation it did not come from another site for, reads the
-// form out of the HTML, and posts it back as the browser would for a press
-// of Enter (Submit) or of the Cancel button.
+// sends for that navigation (opened directly with Open, or through the
+// system opener's local redirect file with OpenFile), keeps the page's
+// cookies as a browser does, reads the form out of the HTML, and posts it
+// back as the browser would for a press of Enter (Submit) or of the
+// Cancel button. Each opened Page is its own browser: its own cookie jar.
 //
 // It talks only to 127.0.0.1. It never logs, prints or returns a value it
 // was given to type, and it zeroes its copy of the request body once the
@@ -19,8 +21,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // maxPage caps how much of a response Page reads.
@@ -38,11 +45,18 @@ var (
 	ErrRequired = errors.New("fakehuman: the field is required and the value is empty; a browser would not submit")
 )
 
+// maxRedirectFile caps how much of a redirect file OpenFile reads.
+const maxRedirectFile = 64 << 10
+
 // Page is the page the fake human has in front of them: the last response
-// (its status, headers and HTML) and, when it has one, its form.
+// (its status, headers and HTML) and, when it has one, its form, in a
+// browser of its own (its cookies).
 type Page struct {
 	client *http.Client
+	jar    jar
 	url    *url.URL
+	site   string // Sec-Fetch-Site of the navigation that loaded the page
+	method string // the method of the request that loaded the page
 	status int
 	header http.Header
 	html   []byte
@@ -50,10 +64,92 @@ type Page struct {
 }
 
 // Open loads the prompt page at rawURL as a browser does when the page is
-// opened directly (Sec-Fetch-Site: none). It fails unless the URL is
-// http://127.0.0.1:<port>/..., the answer is 200 and the page holds a form
-// the fake human can answer.
+// opened directly (Sec-Fetch-Site: none: the extension's popup, a new tab,
+// a typed URL). It fails unless the URL is http://127.0.0.1:<port>/...,
+// the answer is 200 and the page holds a form the fake human can answer.
 func Open(ctx context.Context, rawURL string) (*Page, error) {
+	return open(ctx, rawURL, "none", true)
+}
+
+// OpenFile opens the local HTML file at path as a browser does when the
+// system opener hands it one, and follows its meta refresh to the prompt:
+// a navigation from a file:// page, which browsers mark Sec-Fetch-Site:
+// cross-site, and with no user activation. The same checks as Open apply
+// to where it leads.
+func OpenFile(ctx context.Context, path string) (*Page, error) {
+	target, err := RedirectTarget(path)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, target, "cross-site", false)
+}
+
+// RedirectTarget is the URL the meta refresh of the HTML file at path
+// leads to (resolved against the file's own file:// URL).
+func RedirectTarget(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: open the redirect file: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	doc, err := html.Parse(io.LimitReader(f, maxRedirectFile))
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: parse the redirect file: %w", err)
+	}
+	meta := find(doc, func(n *html.Node) bool {
+		return n.DataAtom == atom.Meta && strings.EqualFold(attr(n, "http-equiv"), "refresh")
+	})
+	if meta == nil {
+		return "", errors.New("fakehuman: the file has no meta refresh")
+	}
+	target, ok := refreshURL(attr(meta, "content"))
+	if !ok {
+		return "", errors.New("fakehuman: the meta refresh names no URL")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: %w", err)
+	}
+	base := &url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	u, err := base.Parse(target)
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: the meta refresh URL: %w", err)
+	}
+	return u.String(), nil
+}
+
+// refreshURL is the URL in a meta refresh's content ("0; url=...",
+// optionally quoted), as HTML's "shared declarative refresh steps" read it.
+func refreshURL(content string) (string, bool) {
+	_, rest, ok := strings.Cut(content, ";")
+	if !ok {
+		_, rest, ok = strings.Cut(content, ",")
+	}
+	if !ok {
+		return "", false
+	}
+	rest = strings.TrimSpace(rest)
+	if len(rest) < 4 || !strings.EqualFold(rest[:3], "url") {
+		return "", false
+	}
+	rest = strings.TrimSpace(rest[3:])
+	if !strings.HasPrefix(rest, "=") {
+		return "", false
+	}
+	rest = strings.TrimSpace(rest[1:])
+	if rest != "" && (rest[0] == '\'' || rest[0] == '"') {
+		q := rest[0]
+		rest = rest[1:]
+		if i := strings.IndexByte(rest, q); i >= 0 {
+			rest = rest[:i]
+		}
+	}
+	return rest, rest != ""
+}
+
+// open loads rawURL in a new browser, navigating with site as
+// Sec-Fetch-Site; user says the human started the navigation.
+func open(ctx context.Context, rawURL, site string, user bool) (*Page, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("fakehuman: parse url: %w", err)
@@ -62,12 +158,7 @@ func Open(ctx context.Context, rawURL string) (*Page, error) {
 		return nil, err
 	}
 	p := &Page{client: newClient(), url: u}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("fakehuman: build GET: %w", err)
-	}
-	setNavigationHeaders(req.Header, "none")
-	if err := p.do(req); err != nil {
+	if err := p.get(ctx, site, user); err != nil {
 		return nil, err
 	}
 	if p.status != http.StatusOK {
@@ -78,6 +169,41 @@ func Open(ctx context.Context, rawURL string) (*Page, error) {
 	}
 	return p, nil
 }
+
+// get loads the page's URL with a top-level GET navigation.
+func (p *Page) get(ctx context.Context, site string, user bool) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url.String(), nil)
+	if err != nil {
+		return fmt.Errorf("fakehuman: build GET: %w", err)
+	}
+	setNavigationHeaders(req.Header, site, user)
+	if err := p.do(req, site); err != nil {
+		return err
+	}
+	p.site = site
+	return nil
+}
+
+// Reload reloads the current page as the human's reload button does: a
+// GET of the same URL, with the cookies it has, marked as the navigation
+// that first loaded the page was (browsers keep Sec-Fetch-Site, and with
+// it which SameSite cookies go along, across a reload). A page that came
+// from a POST is not reloaded: a browser would ask to send the form
+// again. The answer becomes the current page whatever its status.
+func (p *Page) Reload(ctx context.Context) error {
+	if p.method != http.MethodGet {
+		return errors.New("fakehuman: the page came from a form POST; a browser would ask before sending it again")
+	}
+	return p.get(ctx, p.site, true)
+}
+
+// URL is the current page's address.
+func (p *Page) URL() string { return p.url.String() }
+
+// Cookies are the cookies this page's browser sends back to the page's
+// own origin (name and value only), for tests that build their own
+// requests as this browser would.
+func (p *Page) Cookies() []*http.Cookie { return p.jar.send(p.url, false, false) }
 
 // Submit types value into the form's password field and presses Enter:
 // the form goes with its default (first) submit button. The caller keeps
@@ -162,27 +288,34 @@ func (p *Page) post(ctx context.Context, typed []byte, submitter field) error {
 	if sameOrigin(f.action, p.url) {
 		site = "same-origin"
 	}
-	setNavigationHeaders(req.Header, site)
+	setNavigationHeaders(req.Header, site, true)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", requestOrigin(p.url, p.header))
 	req.Header.Set("Cache-Control", "max-age=0")
-	if err := p.do(req); err != nil {
+	if err := p.do(req, site); err != nil {
 		return err
 	}
-	p.url = f.action
+	p.url, p.site = f.action, site
 	if p.status < 200 || p.status > 299 {
 		return fmt.Errorf("fakehuman: POST answered %d %s", p.status, http.StatusText(p.status))
 	}
 	return nil
 }
 
-// do sends req and makes the answer the current page.
-func (p *Page) do(req *http.Request) error {
+// do sends req, a navigation marked site, with the cookies a browser
+// would send, keeps the cookies the answer sets, and makes the answer the
+// current page.
+func (p *Page) do(req *http.Request, site string) error {
+	for _, c := range p.jar.send(req.URL, site == "cross-site" || site == "same-site", req.Method == http.MethodGet) {
+		req.AddCookie(c)
+	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("fakehuman: %s: %w", req.Method, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
+	p.jar.store(req.URL, resp)
+	p.method = req.Method
 	html, err := io.ReadAll(io.LimitReader(resp.Body, maxPage))
 	if err != nil {
 		return fmt.Errorf("fakehuman: read %s answer: %w", req.Method, err)
@@ -229,15 +362,18 @@ func checkLoopback(u *url.URL) error {
 }
 
 // setNavigationHeaders sets what a browser sends with a top-level
-// navigation that the user started.
-func setNavigationHeaders(h http.Header, site string) {
+// navigation; user says the user started it (a click, Enter, a typed URL)
+// rather than a page (a meta refresh).
+func setNavigationHeaders(h http.Header, site string, user bool) {
 	h.Set("User-Agent", userAgent)
 	h.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
 	h.Set("Upgrade-Insecure-Requests", "1")
 	h.Set("Sec-Fetch-Site", site)
 	h.Set("Sec-Fetch-Mode", "navigate")
 	h.Set("Sec-Fetch-Dest", "document")
-	h.Set("Sec-Fetch-User", "?1")
+	if user {
+		h.Set("Sec-Fetch-User", "?1")
+	}
 }
 
 // sameOrigin reports whether a and b share scheme, host and port.

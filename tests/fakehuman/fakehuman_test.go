@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -242,5 +244,210 @@ func TestErrorsNeverHoldTheValue(t *testing.T) {
 	}
 	if !bytes.Equal(value, []byte("marker-value-7a1c")) {
 		t.Errorf("Submit changed the caller's value")
+	}
+}
+
+// cookieServer serves formPage at /nonce, sets cookies on the first GET
+// and records the Cookie header and Sec-Fetch-* of every request.
+func cookieServer(t *testing.T, setCookies ...string) (*httptest.Server, func() []seen) {
+	t.Helper()
+	var mu sync.Mutex
+	var reqs []seen
+	first := true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		reqs = append(reqs, seen{header: r.Header.Clone()})
+		set := first && r.Method == http.MethodGet
+		first = false
+		mu.Unlock()
+		if set {
+			for _, c := range setCookies {
+				w.Header().Add("Set-Cookie", c)
+			}
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Referrer-Policy", "same-origin")
+		if r.Method == http.MethodPost {
+			_, _ = io.WriteString(w, "<p>Sent.</p>")
+			return
+		}
+		_, _ = io.WriteString(w, strings.Replace(formPage, `action="/answer"`, `action="/nonce"`, 1))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []seen {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]seen(nil), reqs...)
+	}
+}
+
+// writeRedirect writes a redirect file like the system opener's.
+func writeRedirect(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "prompt.html")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCookiesGoBackOnPostAndReload(t *testing.T) {
+	ctx := ctxFor(t)
+	srv, got := cookieServer(t,
+		"bind=b1; Path=/nonce; HttpOnly; SameSite=Lax",
+		"other=o1; Path=/elsewhere",
+		"sec=s1; Path=/; Secure",
+	)
+	p, err := Open(ctx, srv.URL+"/nonce")
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := p.Reload(ctx); err != nil || !p.HasForm() {
+		t.Fatalf("reload: %v (form: %v)", err, p.HasForm())
+	}
+	if c := p.Cookies(); len(c) != 1 || c[0].Name != "bind" || c[0].Value != "b1" {
+		t.Errorf("Cookies() = %v, want bind=b1 alone", c)
+	}
+	if err := p.Submit(ctx, []byte("x")); err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	if err := p.Reload(ctx); err == nil {
+		t.Errorf("a page that came from a POST was reloaded without asking")
+	}
+	reqs := got()
+	if len(reqs) != 3 {
+		t.Fatalf("server saw %d requests, want GET, reload, POST", len(reqs))
+	}
+	for i, want := range []string{"", "bind=b1", "bind=b1"} {
+		if c := reqs[i].header.Get("Cookie"); c != want {
+			t.Errorf("request %d carried Cookie %q, want %q", i, c, want)
+		}
+	}
+	if s := reqs[1].header.Get("Sec-Fetch-Site"); s != "none" {
+		t.Errorf("the reload of a page opened directly was %q, want none", s)
+	}
+}
+
+func TestOpenFileFollowsTheMetaRefreshCrossSite(t *testing.T) {
+	ctx := ctxFor(t)
+	srv, got := cookieServer(t,
+		"lax=l1; Path=/nonce; HttpOnly; SameSite=Lax",
+		"strict=s1; Path=/nonce; HttpOnly; SameSite=Strict",
+	)
+	path := writeRedirect(t, `<!doctype html><meta name="referrer" content="no-referrer">`+
+		`<meta http-equiv="Refresh" content="0; URL='`+srv.URL+`/nonce'"><a href="`+srv.URL+`/nonce">open</a>`)
+	target, err := RedirectTarget(path)
+	if err != nil || target != srv.URL+"/nonce" {
+		t.Fatalf("RedirectTarget = %q, %v", target, err)
+	}
+	p, err := OpenFile(ctx, path)
+	if err != nil {
+		t.Fatalf("open file: %v", err)
+	}
+	if p.URL() != srv.URL+"/nonce" {
+		t.Errorf("the page is at %s", p.URL())
+	}
+	// A reload stays cross-site: the Strict cookie stays home, as in
+	// Chromium and Firefox.
+	if err := p.Reload(ctx); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	if err := p.Submit(ctx, []byte("x")); err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	reqs := got()
+	if len(reqs) != 3 {
+		t.Fatalf("server saw %d requests, want GET, reload, POST", len(reqs))
+	}
+	for i, want := range []struct{ site, user, cookie string }{
+		{"cross-site", "", ""},
+		{"cross-site", "?1", "lax=l1"},
+		{"same-origin", "?1", "lax=l1; strict=s1"},
+	} {
+		h := reqs[i].header
+		if h.Get("Sec-Fetch-Site") != want.site || h.Get("Sec-Fetch-User") != want.user || h.Get("Cookie") != want.cookie {
+			t.Errorf("request %d: site %q user %q cookie %q, want %+v", i,
+				h.Get("Sec-Fetch-Site"), h.Get("Sec-Fetch-User"), h.Get("Cookie"), want)
+		}
+		if h.Get("Sec-Fetch-Mode") != "navigate" || h.Get("Sec-Fetch-Dest") != "document" {
+			t.Errorf("request %d is not a document navigation", i)
+		}
+	}
+}
+
+func TestEachPageIsItsOwnBrowser(t *testing.T) {
+	ctx := ctxFor(t)
+	srv, got := cookieServer(t, "bind=b1; Path=/nonce; HttpOnly; SameSite=Lax")
+	if _, err := Open(ctx, srv.URL+"/nonce"); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if _, err := Open(ctx, srv.URL+"/nonce"); err != nil {
+		t.Fatalf("second open: %v", err)
+	}
+	if c := got()[1].header.Get("Cookie"); c != "" {
+		t.Errorf("a second Page sent the first one's cookie %q", c)
+	}
+}
+
+func TestRedirectTargetRefusesFilesWithoutARefresh(t *testing.T) {
+	for name, content := range map[string]string{
+		"no meta":     `<a href="http://127.0.0.1:1/x">x</a>`,
+		"no url":      `<meta http-equiv="refresh" content="0">`,
+		"other equiv": `<meta http-equiv="content-type" content="0; url=http://127.0.0.1:1/x">`,
+	} {
+		if u, err := RedirectTarget(writeRedirect(t, content)); err == nil {
+			t.Errorf("%s: RedirectTarget = %q", name, u)
+		}
+	}
+	if _, err := RedirectTarget(filepath.Join(t.TempDir(), "missing.html")); err == nil {
+		t.Errorf("a missing file gave a target")
+	}
+	// A file that leads off loopback is not followed.
+	if _, err := OpenFile(ctxFor(t), writeRedirect(t, `<meta http-equiv="refresh" content="0;url=http://example.com/x">`)); err == nil {
+		t.Errorf("OpenFile followed a refresh to example.com")
+	}
+}
+
+func TestJarRules(t *testing.T) {
+	u, _ := url.Parse("http://127.0.0.1:8080/nonce")
+	resp := &http.Response{Header: http.Header{"Set-Cookie": {
+		"a=1; Path=/nonce; SameSite=Strict",
+		"b=2; Path=/nonce; SameSite=Lax",
+		"c=3; Path=/nonce",
+		"d=4; Path=/nonce; SameSite=None",                         // None needs Secure
+		"e=5; Path=/nonce; Domain=example.com",                    // another domain
+		"f=6; Path=/nonceX",                                       // not a path prefix
+		"g=7; Path=/nonce; Max-Age=0",                             // a deletion
+		"h=8; Path=/nonce; Expires=Thu, 01 Jan 1970 00:00:00 GMT", // expired
+	}}}
+	var j jar
+	j.store(u, resp)
+	names := func(cs []*http.Cookie) string {
+		var n []string
+		for _, c := range cs {
+			n = append(n, c.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	for _, tc := range []struct {
+		cross, top bool
+		want       string
+	}{
+		{false, false, "a,b,c"},
+		{true, true, "b,c"},
+		{true, false, ""},
+	} {
+		if got := names(j.send(u, tc.cross, tc.top)); got != tc.want {
+			t.Errorf("cross-site %v, top-level GET %v: sent %q, want %q", tc.cross, tc.top, got, tc.want)
+		}
+	}
+	other, _ := url.Parse("http://127.0.0.2:8080/nonce")
+	if got := j.send(other, false, false); len(got) != 0 {
+		t.Errorf("another host got %d cookies", len(got))
+	}
+	// Setting a cookie again replaces it; Max-Age=-1 deletes it.
+	j.store(u, &http.Response{Header: http.Header{"Set-Cookie": {"a=9; Path=/nonce", "b=; Path=/nonce; Max-Age=-1"}}})
+	if got := j.send(u, false, false); names(got) != "c,a" || got[1].Value != "9" {
+		t.Errorf("after replacing a and deleting b: %q", names(got))
 	}
 }
