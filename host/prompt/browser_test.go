@@ -2,6 +2,8 @@ package prompt_test
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,9 @@ import (
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/tests/browser"
+	"github.com/fillgate/fillgate/tests/fakehuman"
 	"github.com/fillgate/fillgate/tests/leakscan"
 )
 
@@ -183,4 +187,179 @@ func TestInRealChromium(t *testing.T) {
 		sameValue(t, a.Value, secret)
 		clear(a.Value)
 	})
+}
+
+// waitURL polls the tab until it shows url with its document loaded.
+func waitURL(t *testing.T, ctx, tab context.Context, url string) {
+	t.Helper()
+	ready := `document.readyState === "complete" && location.href === ` + strconv.Quote(url)
+	for {
+		if ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](ready)); err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the tab never loaded the prompt")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// TestSystemOpenerFileInRealChromium opens a local file like the system
+// opener's in Chromium: its meta refresh leads to the prompt (a
+// cross-site navigation the prompt lets in), the prompt binds itself to
+// this browser with its cookie, which Chromium keeps on 127.0.0.1 without
+// Secure and sends back on a reload and with the form's POST; another
+// client loading the URL afterwards burns the prompt, and the form in
+// Chromium can no longer answer.
+func TestSystemOpenerFileInRealChromium(t *testing.T) {
+	ctx := testCtx(t)
+	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
+	browserCtx := c.Attach(t, ctx)
+
+	t.Run("file, reload, enter", func(t *testing.T) {
+		secret := leakscan.NewSecret(t)
+		p, logs := startPrompt(t, ctx, testInfo())
+		tab, cancel := chromedp.NewContext(browserCtx)
+		t.Cleanup(cancel)
+		if err := chromedp.Do(tab, chromedp.Navigate("file://"+writeRedirectFile(t, p.URL()))); err != nil {
+			t.Fatalf("open the file: %v", err)
+		}
+		waitURL(t, ctx, tab, p.URL())
+		if !eval[bool](t, tab, `!!document.querySelector('form input[name="csrf"]')`) {
+			t.Fatalf("the prompt's form did not load from the file")
+		}
+		if err := chromedp.Do(tab, chromedp.Reload()); err != nil {
+			t.Fatalf("reload: %v", err)
+		}
+		waitURL(t, ctx, tab, p.URL())
+		if !eval[bool](t, tab, `!!document.getElementById("value")`) {
+			t.Fatalf("a reload did not show the form again: %s", eval[string](t, tab, `document.body.innerText`))
+		}
+		if _, err := chromedp.Call(tab, page.BringToFront, cdp.Empty{}); err != nil {
+			t.Fatalf("bring to front: %v", err)
+		}
+		if err := chromedp.Do(tab, chromedp.Evaluate[chromedp.Void](
+			`new Promise(r => requestAnimationFrame(() => r()))`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatalf("wait for a frame: %v", err)
+		}
+		if id := eval[string](t, tab, `document.activeElement.id`); id != "value" {
+			t.Errorf("focused element after the reload is %q, want the password input", id)
+		}
+		if err := chromedp.Do(tab, chromedp.KeyEvent(string(secret)), chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatalf("type and press Enter: %v", err)
+		}
+		a, err := waitAnswer(t, ctx, p)
+		if err != nil {
+			t.Fatalf("wait: %v (prompt log:\n%s)", err, logs.Bytes())
+		}
+		sameValue(t, a.Value, secret)
+		clear(a.Value)
+		waitText(t, ctx, tab, "Sent. You can close this window.")
+		noLeak(t, secret, map[string][]byte{"log": logs.Bytes(), "chromium output": []byte(c.Output())})
+	})
+
+	t.Run("a second client burns it", func(t *testing.T) {
+		p, _ := startPrompt(t, ctx, testInfo())
+		tab, cancel := chromedp.NewContext(browserCtx)
+		t.Cleanup(cancel)
+		if err := chromedp.Do(tab, chromedp.Navigate("file://"+writeRedirectFile(t, p.URL()))); err != nil {
+			t.Fatalf("open the file: %v", err)
+		}
+		waitURL(t, ctx, tab, p.URL())
+		if _, err := fakehuman.Open(ctx, p.URL()); err == nil {
+			t.Fatalf("a second client got the form")
+		}
+		if _, err := waitAnswer(t, ctx, p); !errors.Is(err, prompt.ErrSecondClient) {
+			t.Fatalf("wait: %v, want ErrSecondClient", err)
+		}
+		// The prompt's server is gone (or going): the form in Chromium
+		// cannot answer any more.
+		eval[bool](t, tab, `document.getElementById("value").value = "x"; document.querySelector("button.send").click(); true`)
+		for {
+			gone, err := chromedp.Run(tab, chromedp.Evaluate[bool](`document.readyState === "complete" && !document.getElementById("value")`))
+			if err == nil && gone {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("the form never went away after the answer")
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		if text := eval[string](t, tab, `document.body.innerText`); strings.Contains(text, "Sent.") {
+			t.Errorf("the burned prompt took an answer from Chromium")
+		}
+	})
+}
+
+// TestSystemOpenerFileInRealFirefox is the file → prompt → reload →
+// answer path in Firefox ESR, driven over WebDriver BiDi.
+func TestSystemOpenerFileInRealFirefox(t *testing.T) {
+	ctx := testCtx(t)
+	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{})
+	var tree struct {
+		Contexts []struct {
+			Context string `json:"context"`
+		} `json:"contexts"`
+	}
+	if err := ff.Call(ctx, "browsingContext.getTree", map[string]any{}, &tree); err != nil || len(tree.Contexts) == 0 {
+		t.Fatalf("firefox tabs: %v", err)
+	}
+	tab := tree.Contexts[0].Context
+	// run evaluates a boolean expression in the tab.
+	run := func(expr string) bool {
+		t.Helper()
+		var res struct {
+			Type   string `json:"type"`
+			Result struct {
+				Type  string `json:"type"`
+				Value any    `json:"value"`
+			} `json:"result"`
+		}
+		if err := ff.Call(ctx, "script.evaluate", map[string]any{
+			"expression": expr, "awaitPromise": false, "target": map[string]string{"context": tab},
+		}, &res); err != nil {
+			t.Fatalf("evaluate: %v", err)
+		}
+		return res.Type == "success" && res.Result.Value == true
+	}
+	// waitFor polls expr until it holds.
+	waitFor := func(what, expr string) {
+		t.Helper()
+		for !run(expr) {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s never happened", what)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+
+	secret := leakscan.NewSecret(t)
+	p, logs := startPrompt(t, ctx, testInfo())
+	onForm := `document.readyState === "complete" && location.href === ` + strconv.Quote(p.URL()) +
+		` && !!document.getElementById("value")`
+	if err := ff.Call(ctx, "browsingContext.navigate", map[string]any{
+		"context": tab, "url": "file://" + writeRedirectFile(t, p.URL()), "wait": "complete",
+	}, nil); err != nil {
+		t.Fatalf("open the file: %v", err)
+	}
+	waitFor("the form from the file", onForm)
+	if err := ff.Call(ctx, "browsingContext.reload", map[string]any{"context": tab, "wait": "complete"}, nil); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	waitFor("the form after a reload", onForm)
+	if !run(`(() => { document.getElementById("value").value = ` + strconv.Quote(string(secret)) +
+		`; document.querySelector("button.send").click(); return true })()`) {
+		t.Fatalf("could not answer the form")
+	}
+	a, err := waitAnswer(t, ctx, p)
+	if err != nil {
+		t.Fatalf("wait: %v (prompt log:\n%s)", err, logs.Bytes())
+	}
+	sameValue(t, a.Value, secret)
+	clear(a.Value)
+	waitFor("the final page", `document.body && document.body.innerText.includes("Sent.")`)
+	noLeak(t, secret, map[string][]byte{"log": logs.Bytes(), "firefox output": []byte(ff.Output())})
 }

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/prompt"
+	"github.com/fillgate/fillgate/tests/fakehuman"
 	"github.com/fillgate/fillgate/tests/leakscan"
 )
 
@@ -219,4 +222,69 @@ func headerKeys(h http.Header) string {
 		keys = append(keys, k)
 	}
 	return strings.Join(keys, ", ")
+}
+
+// cookieValue is the prompt's binding cookie in page's browser.
+func cookieValue(t *testing.T, page *fakehuman.Page) string {
+	t.Helper()
+	for _, c := range page.Cookies() {
+		if c.Name == "fillgate-prompt" {
+			return c.Value
+		}
+	}
+	t.Fatalf("the page's browser holds no prompt cookie")
+	return ""
+}
+
+// cookieHeader is the Cookie header page's browser sends to the prompt.
+func cookieHeader(t *testing.T, page *fakehuman.Page) string {
+	t.Helper()
+	return "fillgate-prompt=" + cookieValue(t, page)
+}
+
+// flipped0 is s with its first character changed.
+func flipped0(s string) string {
+	b := []byte(s)
+	b[0] ^= 1
+	return string(b)
+}
+
+// setCookie is the prompt's Set-Cookie in h, or nil.
+func setCookie(h http.Header) *http.Cookie {
+	for _, c := range (&http.Response{Header: h}).Cookies() {
+		if c.Name == "fillgate-prompt" {
+			return c
+		}
+	}
+	return nil
+}
+
+// writeRedirectFile writes a page like the system opener's: a local file
+// whose meta refresh leads to u.
+func writeRedirectFile(t *testing.T, u string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "prompt.html")
+	page := `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">` +
+		`<meta http-equiv="refresh" content="0; url=` + u + `"><title>opening</title><a href="` + u + `">open</a>`
+	if err := os.WriteFile(path, []byte(page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// noSecretsIn fails t if text names the prompt's address, nonce or
+// cookie.
+func noSecretsIn(t *testing.T, what, text, promptURL, cookie string) {
+	t.Helper()
+	pu, err := url.Parse(promptURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{
+		"URL": promptURL, "nonce": strings.TrimPrefix(pu.Path, "/"), "port": ":" + pu.Port(), "cookie": cookie,
+	} {
+		if s != "" && strings.Contains(text, s) {
+			t.Errorf("%s holds the prompt's %s", what, name)
+		}
+	}
 }

@@ -28,16 +28,108 @@ func testPrompt(t *testing.T) *prompt {
 	return fp.(*prompt)
 }
 
-// post is the browser's form POST to p, served by p's handler directly.
+// post is the browser's form POST to p, served by p's handler directly,
+// with the cookie the form's GET set.
 func post(p *prompt, body string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, p.path, strings.NewReader(body))
 	r.Host = p.host
 	r.Header.Set("Origin", p.origin)
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	r.Header.Set("Sec-Fetch-Site", "same-origin")
+	r.AddCookie(&http.Cookie{Name: cookieName, Value: string(p.cookie)})
 	w := httptest.NewRecorder()
 	p.ServeHTTP(w, r)
 	return w
+}
+
+// get is a GET of p's form with the Sec-Fetch-* headers in fetch
+// (site, mode, dest; "" leaves one out) and, when withCookie, p's cookie.
+func get(p *prompt, withCookie bool, fetch ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, p.path, nil)
+	r.Host = p.host
+	for i, k := range []string{"Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest"} {
+		if i < len(fetch) && fetch[i] != "" {
+			r.Header.Set(k, fetch[i])
+		}
+	}
+	if withCookie {
+		r.AddCookie(&http.Cookie{Name: cookieName, Value: string(p.cookie)})
+	}
+	w := httptest.NewRecorder()
+	p.ServeHTTP(w, r)
+	return w
+}
+
+func TestFetchMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		header map[string][]string
+		ok     bool
+	}{
+		{"GET", nil, true}, // not a browser that sends them
+		{"POST", nil, true},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"none"}}, true},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"same-origin"}}, true},
+		{"POST", map[string][]string{"Sec-Fetch-Site": {"same-origin"}}, true},
+		{"POST", map[string][]string{"Sec-Fetch-Site": {"none"}}, false},
+		// The system opener's file: a top-level navigation from file://.
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}}, true},
+		{"POST", map[string][]string{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}}, false},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"cross-site"}}, false},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"navigate"}}, false},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"iframe"}}, false},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"no-cors"}, "Sec-Fetch-Dest": {"document"}}, false},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"cross-site"}, "Sec-Fetch-Mode": {"navigate", "navigate"}, "Sec-Fetch-Dest": {"document"}}, false},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"same-site"}, "Sec-Fetch-Mode": {"navigate"}, "Sec-Fetch-Dest": {"document"}}, false},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {"none", "none"}}, false},
+		{"GET", map[string][]string{"Sec-Fetch-Site": {""}}, false},
+	} {
+		r := httptest.NewRequest(tc.method, "/x", nil)
+		for k, v := range tc.header {
+			r.Header[k] = v
+		}
+		if got := fetchSiteOK(r); got != tc.ok {
+			t.Errorf("%s %v: fetchSiteOK = %v, want %v", tc.method, tc.header, got, tc.ok)
+		}
+	}
+}
+
+func TestBinding(t *testing.T) {
+	p := testPrompt(t)
+	// A POST before any GET has no cookie to carry.
+	r := httptest.NewRequest(http.MethodPost, p.path, strings.NewReader("csrf="+string(p.csrf)+"&value=x&action=submit"))
+	r.Host = p.host
+	r.Header.Set("Origin", p.origin)
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	p.ServeHTTP(w, r)
+	if w.Code != http.StatusForbidden {
+		t.Errorf("POST before the form was loaded: status %d, want 403", w.Code)
+	}
+	// Refused GETs bind nothing.
+	if w := get(p, false, "cross-site", "no-cors", "image"); w.Code != http.StatusForbidden {
+		t.Errorf("cross-site subresource GET: status %d, want 403", w.Code)
+	}
+	first := get(p, false, "cross-site", "navigate", "document")
+	if first.Code != http.StatusOK || len(first.Result().Cookies()) != 1 {
+		t.Fatalf("first GET: status %d with %d cookies, want 200 and the cookie", first.Code, len(first.Result().Cookies()))
+	}
+	again := get(p, true, "cross-site", "navigate", "document")
+	if again.Code != http.StatusOK || len(again.Result().Cookies()) != 0 {
+		t.Errorf("reload with the cookie: status %d with %d cookies, want 200 and no new cookie", again.Code, len(again.Result().Cookies()))
+	}
+	if w := post(p, "csrf="+string(p.csrf)+"&value=&action=submit"); w.Code != http.StatusUnprocessableEntity {
+		t.Errorf("POST with the cookie reached the form checks: status %d, want 422", w.Code)
+	}
+	if w := get(p, false, "none"); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "second client") {
+		t.Errorf("GET without the cookie after binding: status %d, want 403 and the second-client page", w.Code)
+	}
+	if _, err := p.Wait(context.Background()); !errors.Is(err, ErrSecondClient) {
+		t.Errorf("wait: %v, want ErrSecondClient", err)
+	}
+	if w := get(p, true, "none"); w.Code != http.StatusGone {
+		t.Errorf("the first client after the burn: status %d, want 410", w.Code)
+	}
 }
 
 // TestEverythingIsGoneAfterAnAnswer drives the handler directly, so it can

@@ -300,6 +300,19 @@ var (
 		Headline: "This prompt is closed.",
 		Detail:   "It was already answered or closed. You can close this window.",
 	}
+	pageSecondClient = doneData{
+		Title:    "fillgate — closed",
+		Headline: "This prompt is closed: it was opened by a second client.",
+		Detail: "Another browser or program loaded this prompt besides the first one, so its " +
+			"address got out. fillgate closed it and typed nothing. Ask the agent to try again.",
+	}
+	pageNoCookie = doneData{
+		Title:    "fillgate — not sent",
+		Headline: "Not sent: this is not the browser the prompt was opened in.",
+		Detail: "The answer did not carry the cookie the prompt gave the browser that opened it, " +
+			"so fillgate did not take it and typed nothing. If this browser blocks cookies for " +
+			"127.0.0.1, allow them and ask the agent to try again.",
+	}
 	pageBurned = doneData{
 		Title:    "fillgate — closed",
 		Headline: "This prompt is closed: a value came in the address.",

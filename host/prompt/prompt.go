@@ -3,7 +3,15 @@
 //
 // Each prompt is its own HTTP server on 127.0.0.1 at a random port, with a
 // random nonce as its only path. It serves one form, accepts one answer
-// (submit or cancel) and then shuts down. The value is parsed from the POST
+// (submit or cancel) and then shuts down.
+//
+// The prompt binds itself to the first client that loads the form: that
+// GET sets a random cookie, and only requests carrying it get the form
+// again (a reload) or may answer. A GET without it after that burns the
+// prompt, so whoever else learns the URL can at worst make the request
+// fail visibly; they can neither answer it nor see the form's CSRF token.
+//
+// The value is parsed from the POST
 // body byte by byte into a fresh []byte that goes to Wait's caller; it is
 // never turned into a string, logged, or echoed in a response.
 //
@@ -39,6 +47,11 @@ var (
 	// the browser's history. The prompt closed without reading it; ask
 	// again with a new prompt.
 	ErrBurned = errors.New("prompt burned: a request carried a value in its URL, which was discarded")
+	// ErrSecondClient: the form was loaded by a client without the cookie
+	// the first client got. The prompt URL reached someone besides the
+	// human's browser (or the browser lost the cookie), so the prompt
+	// closed; ask again with a new prompt.
+	ErrSecondClient = errors.New("prompt burned: the prompt was opened by a second client; nothing was typed")
 )
 
 // Timeouts of the prompt's HTTP server. None of them bounds the human:
@@ -88,6 +101,10 @@ func (c Config) Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, e
 	if err != nil {
 		return nil, fmt.Errorf("start prompt: csrf token: %w", err)
 	}
+	cookie, err := randomToken()
+	if err != nil {
+		return nil, fmt.Errorf("start prompt: cookie: %w", err)
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -111,6 +128,7 @@ func (c Config) Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, e
 		origin: "http://" + host,
 		path:   "/" + nonce,
 		csrf:   []byte(csrf),
+		cookie: []byte(cookie),
 		log:    log,
 		served: make(chan struct{}),
 		done:   make(chan struct{}),
@@ -171,6 +189,7 @@ type prompt struct {
 	origin string // "http://127.0.0.1:<port>": the only Origin a POST may carry
 	path   string // "/<nonce>": the only path served
 	csrf   []byte // the form's token
+	cookie []byte // the value of the cookie that binds the prompt to its first client
 	page   formData
 	log    *slog.Logger
 
@@ -183,6 +202,7 @@ type prompt struct {
 	mu        sync.Mutex
 	timer     *time.Timer // the budget, or nil
 	unwatch   func() bool // stops watching Start's ctx
+	bound     bool        // the form was served once: the cookie is out
 	ended     bool        // an outcome is set: every later request gets 410
 	answer    fill.Answer // the human's answer, until Wait takes it
 	hasAnswer bool
@@ -194,7 +214,8 @@ func (p *prompt) URL() string { return p.origin + p.path }
 
 // Wait blocks until the prompt has an outcome or ctx ends. It hands over
 // the answer once; the caller owns Answer.Value and must zero it. Without
-// an answer it returns ctx.Err(), ErrClosed, ErrExpired or ErrBurned.
+// an answer it returns ctx.Err(), ErrClosed, ErrExpired, ErrBurned or
+// ErrSecondClient.
 func (p *prompt) Wait(ctx context.Context) (fill.Answer, error) {
 	select {
 	case <-p.done:
@@ -251,6 +272,30 @@ func (p *prompt) settle(a *fill.Answer, err error) bool {
 		p.answer, p.hasAnswer = *a, true
 	}
 	return true
+}
+
+// binding says what a GET of the form is to the prompt's binding.
+type binding int
+
+const (
+	bindFirst  binding = iota // the first GET: it gets the cookie
+	bindSame                  // a later GET with the cookie: a reload
+	bindSecond                // a later GET without it: another client
+)
+
+// bind records a GET of the form: the first binds the prompt to its
+// client; later ones are told apart by hasCookie.
+func (p *prompt) bind(hasCookie bool) binding {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case !p.bound:
+		p.bound = true
+		return bindFirst
+	case hasCookie:
+		return bindSame
+	}
+	return bindSecond
 }
 
 // isEnded reports whether the prompt already has an outcome.

@@ -374,7 +374,7 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 		}
 		return out
 	}
-	ph := postHeaders(p.URL())
+	ph := with(postHeaders(p.URL()), "Cookie", cookieHeader(t, page))
 	nonce := strings.TrimPrefix(p.URL(), "http://"+host+"/")
 	flipped := []byte(nonce)
 	flipped[0] ^= 1
@@ -394,6 +394,8 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 		{"GET nonce/extra", request{method: "GET", url: p.URL() + "/x"}, 404},
 		{"POST wrong path", request{method: "POST", url: "http://" + host + "/favicon.ico", header: ph, body: good}, 404},
 		{"GET cross-site", request{method: "GET", url: p.URL(), header: map[string]string{"Sec-Fetch-Site": "cross-site"}}, 403},
+		{"GET cross-site frame", request{method: "GET", url: p.URL(), header: map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}}, 403},
+		{"GET cross-site fetch", request{method: "GET", url: p.URL(), header: map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}}, 403},
 		{"GET same-site", request{method: "GET", url: p.URL(), header: map[string]string{"Sec-Fetch-Site": "same-site"}}, 403},
 		{"POST cross-site", request{method: "POST", url: p.URL(), header: with(ph, "Sec-Fetch-Site", "cross-site"), body: good}, 403},
 		{"POST fetch-site none", request{method: "POST", url: p.URL(), header: with(ph, "Sec-Fetch-Site", "none"), body: good}, 403},
@@ -401,6 +403,9 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 		{"POST null origin", request{method: "POST", url: p.URL(), header: with(ph, "Origin", "null"), body: good}, 403},
 		{"POST localhost origin", request{method: "POST", url: p.URL(), header: with(ph, "Origin", "http://localhost:"+strings.Split(host, ":")[1]), body: good}, 403},
 		{"POST other port origin", request{method: "POST", url: p.URL(), header: with(ph, "Origin", "http://127.0.0.1:1"), body: good}, 403},
+		{"POST no cookie", request{method: "POST", url: p.URL(), header: with(ph, "Cookie", ""), body: good}, 403},
+		{"POST wrong cookie", request{method: "POST", url: p.URL(), header: with(ph, "Cookie", "fillgate-prompt="+flipped0(cookieValue(t, page))), body: good}, 403},
+		{"POST cookie of another path", request{method: "POST", url: p.URL(), header: with(ph, "Cookie", "fillgate-prompt="+nonce), body: good}, 403},
 		{"POST no csrf", request{method: "POST", url: p.URL(), header: ph, body: formBody("", refused, "submit")}, 403},
 		{"POST wrong csrf", request{method: "POST", url: p.URL(), header: ph, body: formBody(csrf[:len(csrf)-1]+"A", refused, "submit")}, 403},
 		{"POST csrf twice", request{method: "POST", url: p.URL(), header: ph, body: append(formBody("x", refused, "submit"), "&csrf="+csrf...)}, 400},
@@ -426,6 +431,9 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", tc.name, r.status, tc.want)
 		}
 		seen[tc.name] = r.dump()
+		if strings.Contains(tc.name, "cookie") && !strings.Contains(string(r.body), "Not sent: this is not the browser the prompt was opened in.") {
+			t.Errorf("%s: the refusal does not tell the human why", tc.name)
+		}
 	}
 	// An absolute-form request line names the host in the URL itself.
 	abs := sendRaw(t, ctx, host, "GET "+p.URL()+" HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
@@ -435,6 +443,7 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 	// A body announced larger than the cap is refused before it is read
 	// (none follows here, so reading would wait for the read timeout).
 	announced := sendRaw(t, ctx, host, "POST /"+nonce+" HTTP/1.1\r\nHost: "+host+"\r\nOrigin: http://"+host+
+		"\r\nCookie: "+cookieHeader(t, page)+
 		"\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000000\r\n\r\n")
 	if announced.status != 413 {
 		t.Errorf("announced oversize body: status %d, want 413", announced.status)
@@ -469,8 +478,8 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 	if !bytes.Contains(logs.Bytes(), []byte("prompt refused")) {
 		t.Errorf("refusals were not logged")
 	}
-	// The log holds neither the nonce nor the CSRF token.
-	for name, s := range map[string]string{"nonce": nonce, "csrf token": csrf} {
+	// The log holds neither the nonce, the CSRF token nor the cookie.
+	for name, s := range map[string]string{"nonce": nonce, "csrf token": csrf, "cookie": cookieValue(t, page)} {
 		if bytes.Contains(logs.Bytes(), []byte(s)) {
 			t.Errorf("the log holds the %s", name)
 		}

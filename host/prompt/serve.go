@@ -15,11 +15,17 @@ import (
 // longer than this is no password.
 const maxBody = 16 << 10
 
+// cookieName is the name of the cookie that binds a prompt to the client
+// that loaded it first. Its path is the prompt's own, so no other page on
+// 127.0.0.1 (cookies ignore the port) ever gets it.
+const cookieName = "fillgate-prompt"
+
 // ServeHTTP is the prompt's only handler. Its checks run in order: after
-// an outcome everything is 410; then Host, path, query string,
-// Sec-Fetch-Site, method, and for POST Origin, content type, size, form
-// syntax and CSRF token. A refusal leaves the prompt open, except a query
-// string on the prompt's path, which burns it.
+// an outcome everything is 410; then Host, path, query string, the
+// Sec-Fetch-* headers, method; for GET the binding cookie; for POST
+// Origin, the binding cookie, content type, size, form syntax and CSRF
+// token. A refusal leaves the prompt open, except a query string on the
+// prompt's path and a GET of the form by a second client, which burn it.
 func (p *prompt) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header())
 	switch {
@@ -32,11 +38,11 @@ func (p *prompt) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case subtle.ConstantTimeCompare([]byte(r.URL.EscapedPath()), []byte(p.path)) != 1:
 		p.refuse(w, r, http.StatusNotFound, "wrong path")
 	case r.URL.RawQuery != "":
-		p.burn(w, r)
+		p.burn(w, r, ErrBurned, "a request carried a query string", http.StatusBadRequest, pageBurned)
 	case !fetchSiteOK(r):
 		p.refuse(w, r, http.StatusForbidden, "cross-site request")
 	case r.Method == http.MethodGet:
-		writeForm(w, http.StatusOK, p.page)
+		p.serveForm(w, r)
 	case r.Method == http.MethodPost:
 		p.serveAnswer(w, r)
 	default:
@@ -45,26 +51,101 @@ func (p *prompt) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// fetchSiteOK checks Sec-Fetch-Site when the browser sends it: the page
-// may be opened directly ("none": the extension, the system opener, a
-// typed URL) or from itself; the form posts only from itself.
+// fetchSiteOK checks Sec-Fetch-Site when the browser sends it. The page
+// may be opened directly ("none": the extension's popup, a CDP tab, a
+// typed URL) or from itself. The system opener's page is a local file
+// whose meta refresh leads here, and browsers mark that navigation, and
+// a reload of its result, "cross-site" (Chromium and Firefox both do): so
+// a cross-site GET is let in when it is a top-level navigation to a
+// document, and nothing else. The form posts only from itself.
 func fetchSiteOK(r *http.Request) bool {
-	v := r.Header.Values("Sec-Fetch-Site")
-	switch {
-	case len(v) == 0:
-		return true
-	case len(v) > 1:
-		return false
-	case v[0] == "same-origin":
-		return true
+	if len(r.Header.Values("Sec-Fetch-Site")) == 0 {
+		return true // not a browser that sends it
 	}
-	return v[0] == "none" && r.Method != http.MethodPost
+	site, ok := single(r.Header, "Sec-Fetch-Site")
+	switch {
+	case !ok:
+		return false
+	case site == "same-origin":
+		return true
+	case r.Method != http.MethodGet:
+		return false
+	case site == "none":
+		return true
+	case site == "cross-site":
+		mode, ok1 := single(r.Header, "Sec-Fetch-Mode")
+		dest, ok2 := single(r.Header, "Sec-Fetch-Dest")
+		return ok1 && ok2 && mode == "navigate" && dest == "document"
+	}
+	return false
+}
+
+// single is the value of header key, "" when it is absent; ok is false
+// when the header appears more than once.
+func single(h http.Header, key string) (string, bool) {
+	v := h.Values(key)
+	switch len(v) {
+	case 0:
+		return "", true
+	case 1:
+		return v[0], true
+	}
+	return "", false
+}
+
+// serveForm answers a GET of the form. The first one binds the prompt to
+// its client with a cookie; a later one gets the form again only with
+// that cookie, and without it burns the prompt.
+func (p *prompt) serveForm(w http.ResponseWriter, r *http.Request) {
+	switch p.bind(p.cookieOK(r)) {
+	case bindFirst:
+		// The response is no-store (setSecurityHeaders), so no cache
+		// keeps the cookie for another client.
+		http.SetCookie(w, &http.Cookie{
+			Name:     cookieName,
+			Value:    string(p.cookie),
+			Path:     p.path,
+			HttpOnly: true,
+			// Lax, not Strict: the system opener's file and a reload of
+			// what it led to are cross-site navigations, and browsers
+			// send no Strict cookie with those, so a reload would burn
+			// the prompt. The POST needs the exact Origin and
+			// Sec-Fetch-Site same-origin besides the cookie.
+			SameSite: http.SameSiteLaxMode,
+			// No Secure: the prompt is http on loopback.
+		})
+		p.log.Info("prompt bound to its first client")
+		writeForm(w, http.StatusOK, p.page)
+	case bindSame:
+		writeForm(w, http.StatusOK, p.page)
+	default:
+		p.burn(w, r, ErrSecondClient, "a second client loaded the form", http.StatusForbidden, pageSecondClient)
+	}
+}
+
+// cookieOK reports whether r carries the prompt's binding cookie,
+// compared in constant time. Another cookie of the same name (a page on
+// 127.0.0.1 may set one for its own path) does not count against it.
+func (p *prompt) cookieOK(r *http.Request) bool {
+	ok := false
+	for _, c := range r.Cookies() {
+		if c.Name == cookieName && subtle.ConstantTimeCompare([]byte(c.Value), p.cookie) == 1 {
+			ok = true
+		}
+	}
+	return ok
 }
 
 // serveAnswer handles the form's POST.
 func (p *prompt) serveAnswer(w http.ResponseWriter, r *http.Request) {
 	if o := r.Header.Values("Origin"); len(o) != 1 || o[0] != p.origin {
 		p.refuse(w, r, http.StatusForbidden, "wrong or missing origin")
+		return
+	}
+	if !p.cookieOK(r) {
+		// Checked before the body is read: a client the prompt is not
+		// bound to gets nothing read.
+		p.refusePage(w, r, http.StatusForbidden, "wrong or missing cookie", pageNoCookie)
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
@@ -151,17 +232,17 @@ func (p *prompt) answerWith(w http.ResponseWriter, r *http.Request, a fill.Answe
 	go p.drain()
 }
 
-// burn ends the prompt because a request carried a query string. The
-// query is never parsed or read: whatever it holds is dropped with the
-// request.
-func (p *prompt) burn(w http.ResponseWriter, r *http.Request) {
-	if !p.settle(nil, ErrBurned) {
+// burn ends the prompt with err (what Wait returns) because of why, and
+// answers with page. A query string that caused it is never parsed or
+// read: whatever it holds is dropped with the request.
+func (p *prompt) burn(w http.ResponseWriter, r *http.Request, err error, why string, code int, page doneData) {
+	if !p.settle(nil, err) {
 		p.refusePage(w, r, http.StatusGone, "answered or closed", pageGone)
 		return
 	}
-	p.log.Warn("prompt burned: a request carried a query string", "method", r.Method)
+	p.log.Warn("prompt burned: "+why, "method", r.Method)
 	w.Header().Set("Connection", "close")
-	writeDone(w, http.StatusBadRequest, pageBurned)
+	writeDone(w, code, page)
 	_ = http.NewResponseController(w).Flush()
 	p.publish()
 	go p.drain()
