@@ -1,11 +1,23 @@
 package cdp
 
-import (
-	"context"
-	"os/exec"
-)
+import "strings"
 
-// systemOpen opens url with open(1).
-func systemOpen(ctx context.Context, url string) error {
-	return startDetached(exec.Command("open", url))
+// osLauncher is open(1), found in /usr/bin only.
+func osLauncher(environ []string) launcher {
+	return launcher{
+		dirs: []string{"/usr/bin"},
+		name: "open",
+		args: func(path string) []string { return []string{path} },
+		env:  minimalEnv(environ, keepDesktopVar, "/usr/bin:/bin:/usr/sbin:/sbin"),
+	}
+}
+
+// keepDesktopVar reports whether open(1) and the browser it starts need
+// variable name.
+func keepDesktopVar(name string) bool {
+	switch name {
+	case "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "__CF_USER_TEXT_ENCODING":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_") || strings.HasPrefix(name, "XDG_")
 }
