@@ -34,6 +34,23 @@ import (
 // scenarios; it is set before any test runs and never changed.
 var fillgateBin string
 
+// openerName is the system opener's file name on this OS.
+func openerName() string {
+	if runtime.GOOS == "darwin" {
+		return "open"
+	}
+	return "xdg-open"
+}
+
+// fakeOpenerScript is the system opener the CLI scenarios' fillgate runs
+// (linked in as its only opener directory): it appends its arguments to
+// $HOME/opened.txt and writes its environment to $HOME/opener.env, so each
+// scenario, with a HOME of its own, sees what its fillgate opened.
+const fakeOpenerScript = `#!/bin/sh
+printf '%s\n' "$*" >> "$HOME/opened.txt"
+env > "$HOME/opener.env"
+`
+
 func TestMain(m *testing.M) { os.Exit(runWithBinary(m)) }
 
 // runWithBinary builds the fillgate binary into a temp dir, runs the
@@ -54,7 +71,20 @@ func runWithBinary(m *testing.M) int {
 	if runtime.GOOS == "windows" {
 		fillgateBin += ".exe"
 	}
-	out, err := exec.Command(goTool, "build", "-o", fillgateBin, "github.com/fillgate/fillgate").CombinedOutput()
+	// fillgate runs the system opener only from fixed system directories;
+	// the test build gets one directory of its own, with the fake.
+	openerDir := filepath.Join(dir, "opener")
+	if err := os.Mkdir(openerDir, 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "opener dir: %v\n", err)
+		return 1
+	}
+	if err := os.WriteFile(filepath.Join(openerDir, openerName()), []byte(fakeOpenerScript), 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "fake opener: %v\n", err)
+		return 1
+	}
+	out, err := exec.Command(goTool, "build", "-o", fillgateBin,
+		"-ldflags=-X github.com/fillgate/fillgate/host/cdp.openerDirOverride="+openerDir,
+		"github.com/fillgate/fillgate").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build fillgate: %v\n%s", err, out)
 		return 1
@@ -74,7 +104,8 @@ type scene struct {
 	parent *env   // the shared env, which scans the profile at the end
 	dir    string // fillgate's HOME and XDG dirs
 	vars   map[string]string
-	opened string   // the file the fake xdg-open appends each URL to
+	opened string   // the file the fake opener appends each page path to
+	decoy  string   // the file the opener in the agent's PATH would write
 	output [][]byte // everything fillgate printed, for the final scan
 }
 
@@ -94,10 +125,11 @@ func (e *env) scene(t *testing.T) *scene {
 	if err := os.Mkdir(bin, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	sc.opened = filepath.Join(sc.dir, "opened.txt")
-	// The fake opener hands the URL to the test and nothing else.
-	script := "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + sc.opened + "'\n"
-	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o700); err != nil {
+	sc.opened = filepath.Join(sc.vars["HOME"], "opened.txt")
+	// An opener first in the agent's PATH, which fillgate must never run.
+	sc.decoy = filepath.Join(sc.dir, "decoy.txt")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + sc.decoy + "'\n"
+	if err := os.WriteFile(filepath.Join(bin, openerName()), []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	sc.vars["PATH"] = bin + string(os.PathListSeparator) + os.Getenv("PATH")
@@ -142,6 +174,12 @@ func (sc *scene) finish() {
 	}
 	sc.waitTabsGone()
 
+	if _, err := os.Stat(sc.decoy); err == nil {
+		t.Errorf("fillgate ran the opener in the agent's PATH")
+	}
+	if opened, err := os.ReadFile(sc.opened); err == nil && bytes.Contains(opened, []byte("127.0.0.1")) {
+		t.Errorf("the system opener was given the prompt URL in its arguments")
+	}
 	for _, s := range sc.secrets {
 		if n := leakscan.Dirs(t, s, sc.dir); n == 0 {
 			t.Errorf("the leak scan read no files")
@@ -332,8 +370,8 @@ func (sc *scene) scanProcess(r *fillRun, secret []byte) {
 	}
 }
 
-// openedURLs lists what the fake opener was given so far.
-func (sc *scene) openedURLs() []string {
+// openedPages lists the pages the fake opener was given so far.
+func (sc *scene) openedPages() []string {
 	sc.t.Helper()
 	data, err := os.ReadFile(sc.opened)
 	if os.IsNotExist(err) {
@@ -345,18 +383,35 @@ func (sc *scene) openedURLs() []string {
 	return strings.Fields(string(data))
 }
 
-// promptURL waits until the fake opener got its n-th URL (1-based) and
-// returns it.
+// promptURL waits until the fake opener got its n-th page (1-based) and
+// returns the prompt URL the page leads to.
 func (sc *scene) promptURL(r *fillRun, n int) string {
+	sc.t.Helper()
+	return sc.target(sc.promptPage(r, n))
+}
+
+// target is the prompt URL the opener's page leads to.
+func (sc *scene) target(page string) string {
+	sc.t.Helper()
+	u, err := fakehuman.RedirectTarget(page)
+	if err != nil {
+		sc.t.Fatalf("the opener's page: %v", err)
+	}
+	return u
+}
+
+// promptPage waits until the fake opener got its n-th page (1-based) and
+// returns its path.
+func (sc *scene) promptPage(r *fillRun, n int) string {
 	sc.t.Helper()
 	ctx, cancel := context.WithTimeout(sc.ctx, 30*time.Second)
 	defer cancel()
 	for {
-		if urls := sc.openedURLs(); len(urls) >= n {
-			if len(urls) > n {
-				sc.t.Fatalf("the opener got %d URLs, want %d", len(urls), n)
+		if pages := sc.openedPages(); len(pages) >= n {
+			if len(pages) > n {
+				sc.t.Fatalf("the opener got %d pages, want %d", len(pages), n)
 			}
-			return urls[n-1]
+			return pages[n-1]
 		}
 		select {
 		case <-r.done:
@@ -372,16 +427,17 @@ func (sc *scene) promptURL(r *fillRun, n int) string {
 // wantOpened checks how many prompts the fake opener was given.
 func (sc *scene) wantOpened(n int) {
 	sc.t.Helper()
-	if got := len(sc.openedURLs()); got != n {
+	if got := len(sc.openedPages()); got != n {
 		sc.t.Errorf("the system opener was called %d times, want %d", got, n)
 	}
 }
 
-// answer plays the human at the prompt the system opener was given: it
-// checks the page names origin, types secret and presses Enter.
-func (sc *scene) answer(promptURL, origin string, secret []byte) {
+// answer plays the human at the prompt whose page the system opener was
+// given: it checks the prompt names origin, types secret and presses
+// Enter.
+func (sc *scene) answer(page, origin string, secret []byte) {
 	sc.t.Helper()
-	p := sc.openPrompt(promptURL, origin)
+	p := sc.openPrompt(page, origin)
 	if err := p.Submit(sc.ctx, secret); err != nil {
 		sc.t.Fatalf("submit the prompt: %v", err)
 	}
@@ -390,11 +446,12 @@ func (sc *scene) answer(promptURL, origin string, secret []byte) {
 	}
 }
 
-// openPrompt loads the prompt page as the human's browser would and checks
-// it names the exact origin the value is for.
-func (sc *scene) openPrompt(promptURL, origin string) *fakehuman.Page {
+// openPrompt opens the system opener's page as the human's browser
+// would, follows it to the prompt, and checks the prompt names the exact
+// origin the value is for.
+func (sc *scene) openPrompt(page, origin string) *fakehuman.Page {
 	sc.t.Helper()
-	p, err := fakehuman.Open(sc.ctx, promptURL)
+	p, err := fakehuman.OpenFile(sc.ctx, page)
 	if err != nil {
 		sc.t.Fatalf("open the prompt: %v", err)
 	}
@@ -478,6 +535,45 @@ func (sc *scene) answerInTab(id target.ID, promptURL string, secret []byte, ment
 	}
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(string(secret)), chromedp.KeyEvent(kb.Enter)); err != nil {
 		sc.t.Fatalf("type into the prompt: %v", err)
+	}
+}
+
+// checkOpenerPage checks the page fillgate handed the system opener: a
+// file only the user can read, in a directory of its own under
+// fillgate's runtime dir, and that the opener ran with a trimmed
+// environment that still reaches the user's desktop.
+func (sc *scene) checkOpenerPage(page string) {
+	sc.t.Helper()
+	runtimeDir := filepath.Join(sc.vars["XDG_RUNTIME_DIR"], "fillgate", "open")
+	if filepath.Dir(filepath.Dir(page)) != runtimeDir {
+		sc.t.Errorf("the opener's page is not in a directory of its own under %s", runtimeDir)
+	}
+	if fi, err := os.Stat(page); err != nil || fi.Mode().Perm() != 0o600 {
+		sc.t.Errorf("the opener's page is not 0600 (%v)", err)
+	}
+	if fi, err := os.Stat(filepath.Dir(page)); err != nil || fi.Mode().Perm() != 0o700 {
+		sc.t.Errorf("the opener's page's directory is not 0700 (%v)", err)
+	}
+	env, err := os.ReadFile(filepath.Join(sc.vars["HOME"], "opener.env"))
+	if err != nil {
+		sc.t.Fatalf("the opener's environment: %v", err)
+	}
+	vars := map[string]string{}
+	for _, line := range strings.Split(string(env), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			vars[k] = v
+		}
+	}
+	for _, k := range []string{"HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME"} {
+		if vars[k] != sc.vars[k] {
+			sc.t.Errorf("the opener's %s is %q, want the caller's", k, vars[k])
+		}
+	}
+	if strings.Contains(vars["PATH"], filepath.Join(sc.dir, "bin")) {
+		sc.t.Errorf("the opener ran with the agent's PATH")
+	}
+	if _, ok := vars["FILLGATE_CDP_URL"]; ok {
+		sc.t.Errorf("the opener got the agent's FILLGATE_CDP_URL")
 	}
 }
 
@@ -595,12 +691,14 @@ func TestCLI(t *testing.T) {
 		secret := sc.secret()
 		// No policy file, no --via: auto, and no host is running.
 		r := sc.fill("--service", "127.0.0.1", "--field", "otp", "--json")
-		promptURL := sc.promptURL(r, 1)
+		page := sc.promptPage(r, 1)
+		promptURL := sc.target(page)
 		sc.scanProcess(r, secret)
 		if got := len(sc.pageTargets()); got != before {
 			t.Errorf("the system opener path opened a tab in the CDP browser")
 		}
-		sc.answer(promptURL, sc.originA, secret)
+		sc.checkOpenerPage(page)
+		sc.answer(page, sc.originA, secret)
 		o := r.wait()
 		o.want(sc, fill.StatusOK, "one-time-code")
 		if o.Origin != sc.originA || o.Field != fill.FieldOTP {
@@ -781,9 +879,10 @@ func TestCLI(t *testing.T) {
 		// Another service still works.
 		secret := sc.secret()
 		r = sc.fill("--service", "127.0.0.2", "--field", "otp", "--json")
-		promptURL = sc.promptURL(r, 2)
+		page := sc.promptPage(r, 2)
+		promptURL = sc.target(page)
 		sc.scanProcess(r, secret)
-		sc.answer(promptURL, sc.originB, secret)
+		sc.answer(page, sc.originB, secret)
 		o = r.wait()
 		o.want(sc, fill.StatusOK)
 		if o.Origin != sc.originB {
@@ -803,14 +902,14 @@ func TestCLI(t *testing.T) {
 		tb.click(100, 95)
 		secret := sc.secret()
 		first := sc.fill("--service", "127.0.0.1", "--json")
-		promptURL := sc.promptURL(first, 1)
+		page := sc.promptPage(first, 1)
 		sc.scanProcess(first, secret)
 
 		o := sc.fillgate(30*time.Second, "--service", "127.0.0.1", "--json").wait()
 		o.want(sc, fill.StatusRefused, "already open")
 		sc.wantOpened(1)
 
-		sc.answer(promptURL, sc.originA, secret)
+		sc.answer(page, sc.originA, secret)
 		o = first.wait()
 		o.want(sc, fill.StatusOK)
 		if !fieldIs(t, tb.ctx, "pw", secret) {
@@ -820,13 +919,13 @@ func TestCLI(t *testing.T) {
 		// A process that dies with its prompt open leaves no claim behind:
 		// the next one gets its own prompt.
 		crashed := sc.fill("--service", "127.0.0.1", "--json")
-		sc.promptURL(crashed, 2)
+		sc.promptPage(crashed, 2)
 		if err := crashed.cmd.Process.Kill(); err != nil {
 			t.Fatalf("kill fillgate: %v", err)
 		}
 		<-crashed.done
 		next := sc.fill("--service", "127.0.0.1", "--json")
-		p := sc.openPrompt(sc.promptURL(next, 3), sc.originA)
+		p := sc.openPrompt(sc.promptPage(next, 3), sc.originA)
 		if err := p.Cancel(sc.ctx); err != nil {
 			t.Fatalf("cancel: %v", err)
 		}
@@ -841,7 +940,7 @@ func TestCLI(t *testing.T) {
 		// The human types, then presses Cancel.
 		secret := sc.secret()
 		r := sc.fill("--service", "127.0.0.1", "--json")
-		p := sc.openPrompt(sc.promptURL(r, 1), sc.originA)
+		p := sc.openPrompt(sc.promptPage(r, 1), sc.originA)
 		if err := p.CancelTyped(sc.ctx, secret); err != nil {
 			t.Fatalf("cancel: %v", err)
 		}
@@ -932,7 +1031,7 @@ func TestCLI(t *testing.T) {
 
 		secret := sc.secret()
 		r := sc.fill("--service", "127.0.0.1", "--tab", string(second.id), "--json")
-		sc.answer(sc.promptURL(r, 1), sc.originA, secret)
+		sc.answer(sc.promptPage(r, 1), sc.originA, secret)
 		o = r.wait()
 		o.want(sc, fill.StatusOK)
 		if !fieldIs(t, second.ctx, "pw", secret) {
