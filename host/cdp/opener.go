@@ -185,8 +185,9 @@ func writeRedirect(path, target string) error {
 type redirectPage struct {
 	dir  string
 	once sync.Once
-	stop []func() bool // the timer and the ctx watch, stopped on removal
+
 	mu   sync.Mutex
+	stop []func() bool // the timer and the ctx watch, stopped on removal
 }
 
 // watch removes the page when ctx ends or after linger.
