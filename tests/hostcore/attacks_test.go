@@ -57,12 +57,16 @@ type forged struct {
 	header map[string]string // set on top of what a browser's form POST sends
 	drop   []string          // headers to leave out
 	csrf   string            // "" means the page's own token, "-" none
-	want   int               // the status the prompt must answer with
+	// noCookie leaves out the cookie the prompt gave the human's browser;
+	// every other request carries it, so that each is refused for its own
+	// reason.
+	noCookie bool
+	want     int // the status the prompt must answer with
 }
 
 // send sends f to the prompt whose page the human has open, carrying
-// value, and returns the status.
-func (f forged) send(ctx context.Context, r *rig, action, pageCSRF string, value []byte) (int, error) {
+// value and the page's cookies, and returns the status.
+func (f forged) send(ctx context.Context, r *rig, action, pageCSRF string, cookies []*http.Cookie, value []byte) (int, error) {
 	u, err := url.Parse(action)
 	if err != nil {
 		return 0, err
@@ -94,6 +98,11 @@ func (f forged) send(ctx context.Context, r *rig, action, pageCSRF string, value
 	if f.host != "" {
 		req.Host = strings.ReplaceAll(f.host, "PORT", u.Port())
 	}
+	if !f.noCookie {
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+	}
 	resp, err := loopbackClient().Do(req)
 	if err != nil {
 		return 0, err
@@ -112,7 +121,7 @@ func attacks(fs []forged, attack []byte) human {
 			return err
 		}
 		for _, f := range fs {
-			code, err := f.send(ctx, r, p.Action(), p.Hidden("csrf"), attack)
+			code, err := f.send(ctx, r, p.Action(), p.Hidden("csrf"), p.Cookies(), attack)
 			switch {
 			case err != nil:
 				r.t.Errorf("%s: %s", f.name, r.safe(err.Error()))
@@ -120,7 +129,7 @@ func attacks(fs []forged, attack []byte) human {
 				r.t.Errorf("%s: the prompt answered %d, want %d", f.name, code, f.want)
 			}
 		}
-		return answers(r.secret)(ctx, r, at)
+		return submitOn(ctx, p, r.secret)
 	}
 }
 
@@ -138,6 +147,11 @@ func TestPromptRefusesForgedRequests(t *testing.T) {
 			{name: "POST from localhost", method: post, header: map[string]string{"Origin": "http://localhost:80"}, want: 403},
 			{name: "POST without Origin", method: post, drop: []string{"Origin"}, want: 403},
 			{name: "POST marked cross-site", method: post, header: map[string]string{"Sec-Fetch-Site": "cross-site"}, want: 403},
+		},
+		"browser binding": {
+			{name: "POST without the page's cookie", method: post, noCookie: true, want: 403},
+			{name: "POST with a forged cookie", method: post, noCookie: true,
+				header: map[string]string{"Cookie": "fillgate-prompt=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, want: 403},
 		},
 		"csrf token": {
 			{name: "POST without the token", method: post, csrf: "-", want: 403},
@@ -200,7 +214,10 @@ func TestReplayAfterAnswer(t *testing.T) {
 	// Hold the host between the answer and closing the prompt's server:
 	// it waits for the extension to close the prompt window (3 s at most).
 	r.ext.Ignore("close_prompt")
-	type form struct{ action, csrf string }
+	type form struct {
+		action, csrf string
+		cookies      []*http.Cookie
+	}
 	forms := make(chan form, 1)
 	r.behave(func(ctx context.Context, r *rig, at prompted) error {
 		p, err := r.open(ctx, at)
@@ -208,7 +225,7 @@ func TestReplayAfterAnswer(t *testing.T) {
 			return err
 		}
 		csrf := p.Hidden("csrf")
-		forms <- form{p.Action(), csrf}
+		forms <- form{p.Action(), csrf, p.Cookies()}
 		u, err := url.Parse(p.Action())
 		if err != nil {
 			return err
@@ -224,10 +241,14 @@ func TestReplayAfterAnswer(t *testing.T) {
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-		_, err = fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nOrigin: http://%s\r\n"+
+		var jar []string
+		for _, ck := range p.Cookies() {
+			jar = append(jar, ck.String())
+		}
+		_, err = fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nOrigin: http://%s\r\nCookie: %s\r\n"+
 			"Content-Type: application/x-www-form-urlencoded\r\nSec-Fetch-Site: same-origin\r\n"+
 			"Content-Length: %d\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
-			u.Path, u.Host, u.Host, len(body))
+			u.Path, u.Host, u.Host, strings.Join(jar, "; "), len(body))
 		if err != nil {
 			return err
 		}
@@ -239,7 +260,7 @@ func TestReplayAfterAnswer(t *testing.T) {
 		if cont.StatusCode != http.StatusContinue {
 			return fmt.Errorf("the copy got %d before its body, want 100 Continue", cont.StatusCode)
 		}
-		if err := answers(r.secret)(ctx, r, at); err != nil {
+		if err := submitOn(ctx, p, r.secret); err != nil {
 			return err
 		}
 		if _, err := r.ext.Wait(ctx, fakeext.OfType("close_prompt")); err != nil {
@@ -269,7 +290,7 @@ func TestReplayAfterAnswer(t *testing.T) {
 	// reaches nobody.
 	fm := <-forms
 	f := forged{name: "replay after the request", method: http.MethodPost}
-	if code, err := f.send(r.ctx, r, fm.action, fm.csrf, attack); err == nil || !strings.Contains(err.Error(), "connection refused") {
+	if code, err := f.send(r.ctx, r, fm.action, fm.csrf, fm.cookies, attack); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		msg := fmt.Sprintf("status %d", code)
 		if err != nil {
 			msg = r.safe(err.Error())

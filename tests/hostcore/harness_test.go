@@ -387,14 +387,21 @@ func answers(value []byte) human {
 		if err != nil {
 			return err
 		}
-		if err := p.Submit(ctx, value); err != nil {
-			return err
-		}
-		if !strings.Contains(p.HTML(), "Sent.") {
-			return errors.New("the prompt did not show its Sent page after the answer")
-		}
-		return nil
+		return submitOn(ctx, p, value)
 	}
+}
+
+// submitOn types value into the prompt page the human already has open
+// and presses Enter. (Loading the prompt again from a second client would
+// burn it: the prompt binds itself to the first browser that loads it.)
+func submitOn(ctx context.Context, p *fakehuman.Page, value []byte) error {
+	if err := p.Submit(ctx, value); err != nil {
+		return err
+	}
+	if !strings.Contains(p.HTML(), "Sent.") {
+		return errors.New("the prompt did not show its Sent page after the answer")
+	}
+	return nil
 }
 
 // cancels types typed (nothing when nil) and presses Cancel: a browser

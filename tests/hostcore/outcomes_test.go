@@ -219,7 +219,7 @@ func (r *rig) expectPromptDead(p *fakehuman.Page) {
 	r.t.Helper()
 	late := r.newSecret()
 	f := forged{name: "a late answer", method: http.MethodPost}
-	code, err := f.send(r.ctx, r, p.Action(), p.Hidden("csrf"), late)
+	code, err := f.send(r.ctx, r, p.Action(), p.Hidden("csrf"), p.Cookies(), late)
 	switch {
 	case err != nil && !strings.Contains(err.Error(), "connection refused"):
 		r.t.Errorf("a late answer failed in an unexpected way: %s", r.safe(err.Error()))

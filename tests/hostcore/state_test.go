@@ -145,7 +145,7 @@ func TestAgentIsTheCaller(t *testing.T) {
 		if !strings.Contains(p.HTML(), "Asked by</dt><dd><code dir=\"ltr\">"+html.EscapeString(want)+"</code>") {
 			r.t.Errorf("the prompt does not name the agent as %q", want)
 		}
-		return answers(r.secret)(ctx, r, at)
+		return submitOn(ctx, p, r.secret)
 	})
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusOK, "inserted")
