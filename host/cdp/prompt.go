@@ -17,9 +17,10 @@ import (
 	"github.com/fillgate/fillgate/host/fill"
 )
 
-// OpenPrompt implements fill.Browser. With the system opener it hands the
-// URL to the OS (xdg-open, open, rundll32) and returns a window whose
-// Closed is nil (the opener cannot tell). With OpenerCDPTab it opens a new
+// OpenPrompt implements fill.Browser. With the system opener it has the OS
+// (xdg-open, open, rundll32) open a private page that leads to the URL (see
+// SystemOpener: the URL itself never goes into an argv) and returns a
+// window whose Closed is nil (the opener cannot tell). With OpenerCDPTab it opens a new
 // tab of the CDP browser, and Closed fires when that tab is closed. Either
 // way the URL goes to the browser only, never into a result or a log. Only
 // a loopback http URL is opened.
