@@ -51,14 +51,8 @@ func (c *fillCmd) Run(a *app) error {
 		return usageError{fmt.Errorf("--timeout must not be negative")}
 	}
 	req := fill.Request{Service: c.Service, Field: field, Timeout: c.Timeout, Frame: c.Frame}
-	cdpTab := ""
-	if c.Tab != "" {
-		if n, err := strconv.ParseInt(c.Tab, 10, 64); err == nil {
-			req.Tab = &n
-		} else {
-			cdpTab = c.Tab
-		}
-	}
+	var cdpTab string
+	req.Tab, cdpTab = splitTab(c.Tab)
 	live := newLiveLine(a.stderr)
 	res := trigger.Fill(a.ctx, req, trigger.Options{
 		Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Env: a.env, OnProgress: live.progress,
@@ -71,6 +65,18 @@ func (c *fillCmd) Run(a *app) error {
 		return exitCode(code)
 	}
 	return nil
+}
+
+// splitTab reads a --tab value: a number is the extension's tab id, any
+// other text a CDP target id.
+func splitTab(tab string) (*int64, string) {
+	if tab == "" {
+		return nil, ""
+	}
+	if n, err := strconv.ParseInt(tab, 10, 64); err == nil {
+		return &n, ""
+	}
+	return nil, tab
 }
 
 // printResult writes res as JSON or as one readable line.

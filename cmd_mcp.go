@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -55,14 +54,8 @@ func requestSecret(ctx context.Context, a *app, req *mcp.CallToolRequest, in sec
 		return fill.Result{Status: fill.StatusRefused, Service: in.Service, Detail: err.Error()}
 	}
 	freq := fill.Request{Service: in.Service, Field: field, Frame: in.Frame}
-	cdpTab := ""
-	if in.Tab != "" {
-		if n, err := strconv.ParseInt(in.Tab, 10, 64); err == nil {
-			freq.Tab = &n
-		} else {
-			cdpTab = in.Tab
-		}
-	}
+	var cdpTab string
+	freq.Tab, cdpTab = splitTab(in.Tab)
 	token := req.Params.GetProgressToken()
 	step := 0.0
 	progress := func(p fill.Progress) {
