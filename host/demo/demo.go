@@ -144,7 +144,7 @@ func Run(ctx context.Context, o Options) (fill.Result, error) {
 		say("   (no human here: the demo answers the prompt itself with a made-up sample password)")
 		go playHuman(ctx, browserCtx, url)
 	} else {
-		say("   → a fillgate window opened: type any password there and press Enter (or Esc to cancel)")
+		say("   → a fillgate window opened: type a made-up password there (the demo browser has a debugging port) and press Enter, or Esc to cancel")
 	}
 	res := trigger.Fill(ctx, fill.Request{Service: "127.0.0.1", Field: fill.FieldPassword, Timeout: o.Timeout},
 		trigger.Options{Via: trigger.ViaExtension, Client: "fillgate demo", Env: lookup})
