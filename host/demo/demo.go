@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/fillgate/fillgate/host/agentsock"
+	"github.com/fillgate/fillgate/host/browserproc"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/trigger"
 	"github.com/fillgate/fillgate/install"
@@ -59,13 +60,6 @@ func Run(ctx context.Context, o Options) (fill.Result, error) {
 	say := func(format string, a ...any) { fmt.Fprintf(o.Out, format+"\n", a...) }
 	if o.Headless {
 		o.Auto = true
-	}
-	bin := o.Browser
-	if bin == "" {
-		var err error
-		if bin, err = findChromium(); err != nil {
-			return fill.Result{}, err
-		}
 	}
 	self := o.Binary
 	if self == "" {
@@ -105,15 +99,18 @@ func Run(ctx context.Context, o Options) (fill.Result, error) {
 		mode = "headless"
 	}
 	say("2. Starting Chromium (%s) with the extension loaded", mode)
-	c, err := startChromium(ctx, bin, profile, rep.ExtensionDir, env, o.Headless)
+	c, err := browserproc.StartChromium(ctx, browserproc.ChromiumOptions{
+		Binary: o.Browser, UserDataDir: profile, Extensions: []string{rep.ExtensionDir}, Env: env,
+		Args: []string{"--window-size=1100,800"}, Headless: o.Headless,
+	})
 	if err != nil {
 		return fill.Result{}, err
 	}
 	if !o.Keep {
-		defer c.stop()
+		defer c.Stop()
 	}
 	if err := waitForHost(ctx, lookup); err != nil {
-		return fill.Result{}, fmt.Errorf("%w; the browser said:\n%s", err, c.output())
+		return fill.Result{}, fmt.Errorf("%w; the browser said:\n%s", err, c.Output())
 	}
 	say("   the extension connected to the fillgate host")
 
@@ -122,7 +119,7 @@ func Run(ctx context.Context, o Options) (fill.Result, error) {
 		return fill.Result{}, err
 	}
 	defer stopPage()
-	alloc, cancelAlloc := remote.NewAllocator(ctx, c.ws, remote.NoModifyURL)
+	alloc, cancelAlloc := remote.NewAllocator(ctx, c.WebSocketURL, remote.NoModifyURL)
 	defer cancelAlloc()
 	browserCtx, cancelBrowser := chromedp.NewContext(alloc)
 	defer cancelBrowser()
@@ -229,7 +226,9 @@ func playHuman(ctx context.Context, browserCtx context.Context, loginURL string)
 			if t.Type != "page" || !strings.HasPrefix(t.URL, "http://127.0.0.1:") || t.URL == loginURL {
 				continue
 			}
-			p, cancelP := chromedp.NewContext(browserCtx, chromedp.WithTargetID(t.TargetID))
+			// Detach, never close: closing the prompt window cancels the
+			// request, and the form's POST may still be on its way.
+			p, cancelP := chromedp.NewContext(browserCtx, chromedp.WithTargetID(t.TargetID), chromedp.WithDetachOnCancel())
 			err := chromedp.Do(p, chromedp.WaitVisible("#value"))
 			if err == nil {
 				_, err = chromedp.Call(p, input.InsertText, input.InsertTextParams{Text: samplePassword})

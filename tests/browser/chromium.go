@@ -4,16 +4,13 @@
 package browser
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/fillgate/fillgate/host/browserproc"
 )
 
 // ChromiumOptions configures StartChromium.
@@ -31,17 +28,9 @@ type ChromiumOptions struct {
 	Headed bool
 }
 
-// Chromium is a running browser.
+// Chromium is a running browser; it is stopped when the test ends.
 type Chromium struct {
-	Cmd         *exec.Cmd
-	UserDataDir string
-	// WebSocketURL is the browser-level CDP endpoint.
-	WebSocketURL string
-	// Port is the remote debugging port.
-	Port int
-
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	*browserproc.Chromium
 }
 
 // ChromiumBinary finds Debian's Chromium (or another Chromium-family
@@ -51,12 +40,11 @@ func ChromiumBinary() (string, error) {
 	if p := os.Getenv("FILLGATE_CHROMIUM"); p != "" {
 		return p, nil
 	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
+	bin, err := browserproc.FindChromium()
+	if err != nil {
+		return "", fmt.Errorf("%w (or set FILLGATE_CHROMIUM)", err)
 	}
-	return "", fmt.Errorf("no Chromium found: run apt-get install -y chromium (or set FILLGATE_CHROMIUM)")
+	return bin, nil
 }
 
 // BaseEnv returns a minimal environment for a browser under test with HOME,
@@ -93,99 +81,17 @@ func StartChromium(t testing.TB, ctx context.Context, o ChromiumOptions) *Chromi
 	if o.Env == nil {
 		o.Env = BaseEnv(t.TempDir())
 	}
-	args := []string{
-		"--no-sandbox",
-		"--disable-gpu",
-		"--disable-quic",
-		"--no-first-run",
-		"--no-default-browser-check",
-		"--disable-background-networking",
-		"--disable-component-update",
-		"--disable-sync",
-		"--disable-features=DisableLoadExtensionCommandLineSwitch",
-		"--password-store=basic",
-		"--remote-debugging-port=0",
-		"--remote-debugging-address=127.0.0.1",
-		"--user-data-dir=" + o.UserDataDir,
-		"--window-size=1280,900",
+	c, err := browserproc.StartChromium(ctx, browserproc.ChromiumOptions{
+		Binary:      bin,
+		UserDataDir: o.UserDataDir,
+		Extensions:  o.Extensions,
+		Env:         o.Env,
+		Args:        append([]string{"--no-sandbox", "--disable-quic", "--window-size=1280,900"}, o.Args...),
+		Headless:    !o.Headed,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !o.Headed {
-		args = append(args, "--headless=new")
-	}
-	if len(o.Extensions) > 0 {
-		joined := strings.Join(o.Extensions, ",")
-		args = append(args, "--load-extension="+joined, "--disable-extensions-except="+joined)
-	}
-	args = append(args, o.Args...)
-	args = append(args, "about:blank")
-
-	// A reused profile still holds the last run's port file.
-	portFile := filepath.Join(o.UserDataDir, "DevToolsActivePort")
-	if err := os.Remove(portFile); err != nil && !os.IsNotExist(err) {
-		t.Fatalf("remove the old DevToolsActivePort: %v", err)
-	}
-	c := &Chromium{UserDataDir: o.UserDataDir}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = o.Env
-	cmd.Stdout = &lockedWriter{c: c}
-	cmd.Stderr = &lockedWriter{c: c}
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	c.Cmd = cmd
 	t.Cleanup(c.Stop)
-
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for {
-		data, err := os.ReadFile(portFile)
-		if err == nil {
-			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-			if len(lines) == 2 {
-				if _, err := fmt.Sscanf(lines[0], "%d", &c.Port); err == nil {
-					c.WebSocketURL = fmt.Sprintf("ws://127.0.0.1:%d%s", c.Port, lines[1])
-					return c
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("chromium did not write DevToolsActivePort (%v); its output:\n%s", ctx.Err(), c.Output())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// Output is what the browser printed so far.
-func (c *Chromium) Output() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stderr.String()
-}
-
-// Stop kills the browser and its child processes (the native host among
-// them) and waits for it.
-func (c *Chromium) Stop() {
-	if c.Cmd == nil || c.Cmd.Process == nil {
-		return
-	}
-	signalGroup(c.Cmd, false)
-	done := make(chan struct{})
-	go func() { _ = c.Cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		signalGroup(c.Cmd, true)
-		<-done
-	}
-	c.Cmd = nil
-}
-
-type lockedWriter struct{ c *Chromium }
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.c.mu.Lock()
-	defer w.c.mu.Unlock()
-	return w.c.stderr.Write(p)
+	return &Chromium{c}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/host/browserproc"
+
 	"github.com/coder/websocket"
 )
 
@@ -29,8 +31,8 @@ type FirefoxOptions struct {
 // Firefox is a running headless Firefox (Debian's firefox-esr), driven
 // over WebDriver BiDi.
 type Firefox struct {
-	Cmd     *exec.Cmd
-	Profile string
+	*browserproc.Proc // Cmd is the browser process
+	Profile           string
 
 	mu     sync.Mutex // guards output and urls
 	output strings.Builder
@@ -105,11 +107,11 @@ func StartFirefox(t testing.TB, ctx context.Context, o FirefoxOptions) *Firefox 
 	cmd.Env = o.Env
 	cmd.Stdout = io.Discard
 	cmd.Stderr = (*firefoxOutput)(f)
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	p, err := browserproc.StartGroup(cmd)
+	if err != nil {
 		t.Fatalf("start firefox: %v", err)
 	}
-	f.Cmd = cmd
+	f.Proc = p
 	t.Cleanup(f.Stop)
 
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -208,17 +210,7 @@ func (f *Firefox) Stop() {
 	if f.conn != nil {
 		_ = f.conn.CloseNow()
 	}
-	if f.Cmd == nil || f.Cmd.Process == nil {
-		return
+	if f.Proc != nil {
+		f.Proc.Stop()
 	}
-	signalGroup(f.Cmd, false)
-	done := make(chan struct{})
-	go func() { _ = f.Cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		signalGroup(f.Cmd, true)
-		<-done
-	}
-	f.Cmd = nil
 }

@@ -1,4 +1,4 @@
-package browser
+package browserproc
 
 import "os/exec"
 

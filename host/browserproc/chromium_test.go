@@ -1,0 +1,39 @@
+package browserproc
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStartAndStopChromium(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := StartChromium(ctx, ChromiumOptions{UserDataDir: t.TempDir(), Headless: true})
+	if err != nil {
+		t.Fatal(err) // .ci/run installs Chromium; a missing one fails, never skips
+	}
+	if c.Port == 0 || !strings.HasPrefix(c.WebSocketURL, "ws://127.0.0.1:") {
+		t.Fatalf("endpoint %q port %d", c.WebSocketURL, c.Port)
+	}
+	c.Stop()
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("Stop returned before the browser exited")
+	}
+	c.Stop() // a second Stop is harmless
+}
+
+func TestStartChromiumReportsAnEarlyExit(t *testing.T) {
+	bin, err := exec.LookPath("false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = StartChromium(context.Background(), ChromiumOptions{Binary: bin, UserDataDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "exited at start") {
+		t.Fatalf("err = %v", err)
+	}
+}
