@@ -130,8 +130,7 @@ func (h *handler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, 
 	pol, err := policy.Load(h.policyPath)
 	if err != nil {
 		h.log.Error("policy", "err", err)
-		res := fill.Result{Status: fill.StatusRefused, Service: req.Service, Via: fill.ViaExtension,
-			Detail: fmt.Sprintf("the policy file %s is not valid; run `fillgate policy check` to see why", h.policyPath)}
+		res := policy.Refusal(h.policyPath, req.Service, fill.ViaExtension)
 		_ = h.audit.Record(fill.AuditEntry{Time: time.Now(), Agent: agent, Service: req.Service, Via: res.Via, Status: res.Status, Detail: res.Detail})
 		return res
 	}

@@ -1,6 +1,10 @@
 package policy
 
-import "github.com/fillgate/fillgate/host/fill"
+import (
+	"fmt"
+
+	"github.com/fillgate/fillgate/host/fill"
+)
 
 // The Policy is the fill flow's policy port.
 var _ fill.Policy = (*Policy)(nil)
@@ -34,4 +38,11 @@ func (p *Policy) Limits() fill.Limits {
 	l.RateLimit = p.RateLimit
 	l.RateWindow = p.RateWindow
 	return l
+}
+
+// Refusal is the result of a request made while the policy file at path
+// does not load: every request is refused, never run under the defaults.
+func Refusal(path, service, via string) fill.Result {
+	return fill.Result{Status: fill.StatusRefused, Service: service, Via: via,
+		Detail: fmt.Sprintf("the policy file %s is not valid; run `fillgate policy check` to see why", path)}
 }

@@ -135,11 +135,12 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	in, err := e.Browser.Inspect(ictx, req)
 	cancel()
 	if err != nil {
+		status, own := ownStatus(err)
 		detail := fmt.Sprintf("cannot inspect the browser tab: %v", e.cause(ctx, err))
-		if hasStatus(err) {
+		if own {
 			detail = e.cause(ctx, err).Error() // it speaks for itself
 		}
-		return r.with(e.classify(ctx, statusOf(err, StatusFailed)), detail)
+		return r.with(e.classify(ctx, status), detail)
 	}
 	r.Origin = in.Origin()
 	if in.Paused {
@@ -268,21 +269,15 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 	return Answer{}, StatusFailed, "the prompt ended without an answer", false
 }
 
-// statusOf returns the outcome an error carries (a browser may know that
-// a failure is really a refusal, such as several candidate tabs), or
-// otherwise.
-func statusOf(err error, otherwise Status) Status {
+// ownStatus returns the outcome an error carries, if it carries one (a
+// browser may know that a failure is really a refusal, such as several
+// candidate tabs); otherwise failed.
+func ownStatus(err error) (Status, bool) {
 	var se interface{ Status() Status }
 	if errors.As(err, &se) {
-		return se.Status()
+		return se.Status(), true
 	}
-	return otherwise
-}
-
-// hasStatus reports whether err carries its own outcome.
-func hasStatus(err error) bool {
-	var se interface{ Status() Status }
-	return errors.As(err, &se)
+	return StatusFailed, false
 }
 
 // classify maps a failure after ctx ended: the browser going away is a

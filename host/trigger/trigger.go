@@ -61,8 +61,7 @@ func Fill(ctx context.Context, req fill.Request, o Options) fill.Result {
 	}
 	pol, err := policy.Load(policyPath)
 	if err != nil {
-		return fill.Result{Status: fill.StatusRefused, Service: req.Service,
-			Detail: fmt.Sprintf("the policy file %s is not valid; run `fillgate policy check` to see why", policyPath)}
+		return policy.Refusal(policyPath, req.Service, "")
 	}
 	svc, err := pol.NormalizeService(req.Service)
 	if err != nil {
