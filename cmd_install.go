@@ -59,16 +59,28 @@ func (c *uninstallCmd) Run(a *app) error {
 
 func report(a *app, r *install.Report, err error, asJSON bool) error {
 	if r != nil {
-		if asJSON {
-			b, jerr := r.JSON()
-			if jerr != nil {
-				return jerr
-			}
-			fmt.Fprintf(a.stdout, "%s\n", b)
-		} else {
-			fmt.Fprint(a.stdout, r.Text())
+		if perr := printReport(a, r, asJSON); perr != nil {
+			return perr
 		}
 	}
+	return err
+}
+
+// printReport writes an install, uninstall or doctor report as text or
+// JSON.
+func printReport(a *app, r interface {
+	JSON() ([]byte, error)
+	Text() string
+}, asJSON bool) error {
+	if !asJSON {
+		_, err := fmt.Fprint(a.stdout, r.Text())
+		return err
+	}
+	b, err := r.JSON()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
 	return err
 }
 
@@ -78,14 +90,8 @@ type doctorCmd struct {
 
 func (c *doctorCmd) Run(a *app) error {
 	d := install.Doctor(a.ctx, c.options(a), probes(a.env))
-	if c.JSON {
-		b, err := d.JSON()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stdout, "%s\n", b)
-	} else {
-		fmt.Fprint(a.stdout, d.Text())
+	if err := printReport(a, d, c.JSON); err != nil {
+		return err
 	}
 	if code := d.ExitCode(); code != 0 {
 		return exitCode(code)
