@@ -180,12 +180,7 @@ func TestInRealChromium(t *testing.T) {
 		if err := chromedp.Do(tab, chromedp.KeyEvent(string(secret)), chromedp.KeyEvent(kb.Enter)); err != nil {
 			t.Fatalf("type and press Enter: %v", err)
 		}
-		a, err := waitAnswer(t, ctx, p)
-		if err != nil {
-			t.Fatalf("wait: %v", err)
-		}
-		sameValue(t, a.Value, secret)
-		clear(a.Value)
+		gotValue(t, ctx, p, secret)
 	})
 }
 

@@ -215,6 +215,18 @@ func waitAnswer(t *testing.T, ctx context.Context, p fill.Prompt) (fill.Answer, 
 	return p.Wait(ctx)
 }
 
+// gotValue waits for p's answer and checks that it is exactly want, then
+// zeroes it.
+func gotValue(t *testing.T, ctx context.Context, p fill.Prompt, want []byte) {
+	t.Helper()
+	a, err := waitAnswer(t, ctx, p)
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	sameValue(t, a.Value, want)
+	clear(a.Value)
+}
+
 // headerKeys lists h's keys, for failure messages.
 func headerKeys(h http.Header) string {
 	var keys []string

@@ -126,12 +126,7 @@ func TestValueBytesSurviveEncoding(t *testing.T) {
 	if err := page.Submit(ctx, secret); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	a, err := waitAnswer(t, ctx, p)
-	if err != nil {
-		t.Fatalf("wait: %v", err)
-	}
-	sameValue(t, a.Value, secret)
-	clear(a.Value)
+	gotValue(t, ctx, p, secret)
 }
 
 func TestPageNamesAgentServiceOriginField(t *testing.T) {
@@ -465,12 +460,7 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 	if err := page.Submit(ctx, answer); err != nil {
 		t.Fatalf("submit after refusals: %v", err)
 	}
-	a, err := waitAnswer(t, ctx, p)
-	if err != nil {
-		t.Fatalf("wait: %v", err)
-	}
-	sameValue(t, a.Value, answer)
-	clear(a.Value)
+	gotValue(t, ctx, p, answer)
 
 	seen["log"] = logs.Bytes()
 	noLeak(t, refused, seen)
@@ -583,12 +573,7 @@ func TestWaitReturnsContextError(t *testing.T) {
 	if err := page.Submit(ctx, secret); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	a, err := waitAnswer(t, ctx, p)
-	if err != nil {
-		t.Fatalf("wait: %v", err)
-	}
-	sameValue(t, a.Value, secret)
-	clear(a.Value)
+	gotValue(t, ctx, p, secret)
 }
 
 func TestBudgetRunsOut(t *testing.T) {
