@@ -5,12 +5,14 @@ package leakscan
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -20,7 +22,7 @@ import (
 func NewSecret(t testing.TB) []byte {
 	t.Helper()
 	b := make([]byte, 18)
-	if _, err := randRead(b); err != nil {
+	if _, err := rand.Read(b); err != nil {
 		t.Fatalf("random secret: %v", err)
 	}
 	return []byte("fg" + base64.RawURLEncoding.EncodeToString(b))
@@ -105,7 +107,7 @@ func Dirs(t testing.TB, secret []byte, dirs ...string) int {
 func Process(t testing.TB, secret []byte, pid int) {
 	t.Helper()
 	for _, f := range []string{"cmdline", "environ"} {
-		p := filepath.Join("/proc", itoa(pid), f)
+		p := filepath.Join("/proc", strconv.Itoa(pid), f)
 		data, err := os.ReadFile(p)
 		if err != nil {
 			continue // exited, or not Linux
