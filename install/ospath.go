@@ -48,14 +48,6 @@ func (p osPath) dir(name string) string {
 	return name[:i]
 }
 
-// base returns the last element of a path.
-func (p osPath) base(name string) string {
-	if !p.windows() {
-		return path.Base(name)
-	}
-	return name[strings.LastIndex(name, `\`)+1:]
-}
-
 // isAbs reports whether a path is absolute on the target OS.
 func (p osPath) isAbs(name string) bool {
 	if !p.windows() {
