@@ -45,10 +45,12 @@ func openerName() string {
 // fakeOpenerScript is the system opener the CLI scenarios' fillgate runs
 // (linked in as its only opener directory): it appends its arguments to
 // $HOME/opened.txt and writes its environment to $HOME/opener.env, so each
-// scenario, with a HOME of its own, sees what its fillgate opened.
+// scenario, with a HOME of its own, sees what its fillgate opened. The
+// environment goes first, whole (renamed into place), so a test that sees
+// the page in opened.txt finds the environment complete.
 const fakeOpenerScript = `#!/bin/sh
+env > "$HOME/opener.env.tmp" && mv "$HOME/opener.env.tmp" "$HOME/opener.env"
 printf '%s\n' "$*" >> "$HOME/opened.txt"
-env > "$HOME/opener.env"
 `
 
 func TestMain(m *testing.M) { os.Exit(runWithBinary(m)) }
