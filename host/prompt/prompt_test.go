@@ -402,7 +402,7 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 		{"POST wrong cookie", request{method: "POST", url: p.URL(), header: with(ph, "Cookie", "fillgate-prompt="+flipped0(cookieValue(t, page))), body: good}, 403},
 		{"POST cookie of another path", request{method: "POST", url: p.URL(), header: with(ph, "Cookie", "fillgate-prompt="+nonce), body: good}, 403},
 		{"POST no csrf", request{method: "POST", url: p.URL(), header: ph, body: formBody("", refused, "submit")}, 403},
-		{"POST wrong csrf", request{method: "POST", url: p.URL(), header: ph, body: formBody(csrf[:len(csrf)-1]+"A", refused, "submit")}, 403},
+		{"POST wrong csrf", request{method: "POST", url: p.URL(), header: ph, body: formBody(flipped0(csrf), refused, "submit")}, 403},
 		{"POST csrf twice", request{method: "POST", url: p.URL(), header: ph, body: append(formBody("x", refused, "submit"), "&csrf="+csrf...)}, 400},
 		{"POST value twice", request{method: "POST", url: p.URL(), header: ph, body: append(append([]byte(nil), good...), "&value=x"...)}, 400},
 		{"POST bad escape", request{method: "POST", url: p.URL(), header: ph, body: append(append([]byte(nil), good...), "&value=%zz"...)}, 400},
