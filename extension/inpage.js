@@ -1,14 +1,15 @@
 // fillgate's in-page function: finds, checks and fills the focused field.
 //
-// The whole file is one function expression, so it works both as a classic
-// script (it defines the global fillgateInPage) and as the
-// functionDeclaration of CDP Runtime.callFunctionOn. It runs in an isolated
+// The whole file is one async function expression, so it works both as a
+// classic script (it defines the global fillgateInPage) and as the
+// functionDeclaration of CDP Runtime.callFunctionOn (with awaitPromise);
+// chrome.scripting.executeScript awaits the promise it returns. It runs in an isolated
 // world (the extension's, or one made by Page.createIsolatedWorld), where page
 // scripts cannot see its arguments or replace the built-ins it uses. It reads
 // DOM state only through this world's own prototype getters, so neither page
 // scripts nor named elements that shadow document properties can fool it.
 // See host/PROTOCOL.md, section 3.
-function fillgateInPage(op, arg) {
+async function fillgateInPage(op, arg) {
   "use strict";
   const own = (o, k) => Object.getOwnPropertyDescriptor(o, k);
   const getter = (proto, k) => { const g = own(proto, k).get; return (o) => Reflect.apply(g, o, []); };

@@ -57,6 +57,8 @@ type Request struct {
 	Op      string `json:"op"`
 	Service string `json:"service,omitempty"`
 	Field   string `json:"field,omitempty"`
+	// Then is submit (the default) or none.
+	Then string `json:"then,omitempty"`
 	// TimeoutMS may shorten the prompt budget, never lengthen it; 0 means
 	// the policy's budget.
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
@@ -110,6 +112,7 @@ func newFillRequest(req fill.Request, client string) Request {
 		Op:      OpFill,
 		Service: req.Service,
 		Field:   req.Field,
+		Then:    req.Then,
 		Tab:     req.Tab,
 		Frame:   req.Frame,
 		Client:  client,
@@ -130,6 +133,10 @@ func (r Request) fillRequest() (fill.Request, error) {
 	if err != nil {
 		return fill.Request{}, fmt.Errorf("unknown field: use %s or %s", fill.FieldPassword, fill.FieldOTP)
 	}
+	then, err := fill.NormalizeThen(r.Then)
+	if err != nil {
+		return fill.Request{}, fmt.Errorf("unknown then: use %s or %s", fill.ThenSubmit, fill.ThenNone)
+	}
 	if r.TimeoutMS < 0 {
 		return fill.Request{}, fmt.Errorf("timeout_ms must not be negative")
 	}
@@ -137,6 +144,7 @@ func (r Request) fillRequest() (fill.Request, error) {
 	return fill.Request{
 		Service: r.Service,
 		Field:   field,
+		Then:    then,
 		Timeout: time.Duration(ms) * time.Millisecond,
 		Tab:     r.Tab,
 		Frame:   r.Frame,

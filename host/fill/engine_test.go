@@ -102,6 +102,7 @@ func (p *fakePrompt) Wait(ctx context.Context) (Answer, error) {
 		return Answer{}, ctx.Err()
 	}
 }
+
 // Close zeroes an answer nobody collected, as the real prompt does.
 func (p *fakePrompt) Close() error {
 	p.mu.Lock()

@@ -65,6 +65,27 @@ func NormalizeField(s string) (string, error) {
 	return "", fmt.Errorf("unknown field %q: use password or otp", s)
 }
 
+// What happens after the insert (Request.Then).
+const (
+	// ThenSubmit submits the field's form as a person would and makes
+	// sure the value is no longer in the page when the request returns.
+	ThenSubmit = "submit"
+	// ThenNone leaves the value in the field, unsubmitted.
+	ThenNone = "none"
+)
+
+// NormalizeThen maps a Then value to its wire form; the empty string
+// means ThenSubmit.
+func NormalizeThen(s string) (string, error) {
+	switch s {
+	case "", ThenSubmit:
+		return ThenSubmit, nil
+	case ThenNone:
+		return ThenNone, nil
+	}
+	return "", fmt.Errorf("unknown then %q: use submit or none", s)
+}
+
 // Ways a value reaches the page.
 const (
 	ViaExtension = "extension"
@@ -75,6 +96,9 @@ const (
 type Request struct {
 	Service string `json:"service"`         // e.g. "github.com"
 	Field   string `json:"field,omitempty"` // password (default) or one-time-code
+	// Then is what follows the insert: ThenSubmit (the default, also for
+	// "") or ThenNone.
+	Then string `json:"then,omitempty"`
 	// Timeout may shorten the prompt budget, never lengthen it. Zero means
 	// the policy's budget.
 	Timeout time.Duration `json:"-"`

@@ -108,6 +108,7 @@ func (tb *tab) inpage(frame cdp.FrameID, op string, arg any, byValue bool) *runt
 		ExecutionContextID:  tb.world(frame),
 		Arguments:           []*runtime.CallArgument{{Value: opJSON}, {Value: argJSON}},
 		ReturnByValue:       &byValue,
+		AwaitPromise:        new(true),
 	})
 	clear(argJSON)
 	if err != nil {
