@@ -24,6 +24,7 @@ const (
 	keyAgents         = "agents"
 	keyFields         = "fields"
 	keyAllowVia       = "allow_via"
+	keyThen           = "then"
 )
 
 // topKeys and ruleKeys list the keys valid at the top of the file and in a

@@ -100,7 +100,16 @@ type Rule struct {
 	// AllowVia, when not empty, lists the only paths a value may take to
 	// this service: ViaExtension, ViaCDP.
 	AllowVia []string
+	// Then, when not empty, is what follows an insert for this service:
+	// ThenSubmit or ThenNone (see host/fill.Request.Then).
+	Then string
 }
+
+// What follows an insert, as in host/fill (fill.ThenSubmit, fill.ThenNone).
+const (
+	ThenSubmit = "submit"
+	ThenNone   = "none"
+)
 
 // Default returns the built-in policy: a 90 s prompt budget, a 10 minute
 // cool-down after an unanswered prompt, 6 requests per agent per minute,
@@ -160,6 +169,9 @@ func (r Rule) validate() []error {
 	add(keyAgents, checkList(r.Agents, canonical(normalizeAgent)))
 	add(keyFields, checkList(r.Fields, canonical(normalizeField)))
 	add(keyAllowVia, checkList(r.AllowVia, canonical(normalizeAllowVia)))
+	if r.Then != "" {
+		add(keyThen, oneOf(r.Then, ThenSubmit, ThenNone))
+	}
 	return errs
 }
 
