@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/fillgate/fillgate/host/agentsock"
 	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/tests/browser"
+	"github.com/fillgate/fillgate/tests/leakscan"
 )
 
 // TestSeveralBrowsers runs two headless Chromium profiles, each with the
@@ -38,6 +42,14 @@ func TestSeveralBrowsers(t *testing.T) {
 	}
 	if hs := hosts(); len(hs) != 2 {
 		t.Fatalf("%d hosts run; want 2: %+v", len(hs), hs)
+	}
+
+	// Plain `fillgate doctor` finds both profiles' manifests by the install
+	// record, and both hosts.
+	if out, errOut, code := r.cli(t, ctx, "doctor"); code != 0 ||
+		!strings.Contains(string(out), one.browser.UserDataDir+"/NativeMessagingHosts/dev.fillgate.host.json starts") ||
+		!strings.Contains(string(out), two.browser.UserDataDir+"/NativeMessagingHosts/dev.fillgate.host.json starts") {
+		t.Errorf("fillgate doctor exited %d: %s%s", code, out, errOut)
 	}
 
 	// `fillgate status` lists both, each with its active tab.
@@ -171,4 +183,69 @@ func TestSeveralBrowsers(t *testing.T) {
 
 	one.finish(t)
 	two.finish(t)
+}
+
+// TestChromiumAndFirefox runs both families at once, each with its host:
+// a fill reaches the browser whose active tab shows the login field.
+func TestChromiumAndFirefox(t *testing.T) {
+	ctx := testContext(t, 4*time.Minute)
+	r := newRig(t)
+	ch := startChromiumIn(t, ctx, r, "chromium")
+	r.install(t, ctx, filepath.Join(r.root, "home", ".mozilla", "native-messaging-hosts"), "--browser", "firefox")
+	profile := filepath.Join(r.root, "firefox")
+	if err := os.Mkdir(profile, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{Profile: profile, Env: r.env})
+	if err := ff.Call(ctx, "webExtension.install", map[string]any{
+		"extensionData": map[string]string{"type": "path", "path": r.extensionDir},
+	}, nil); err != nil {
+		t.Fatalf("install the extension as a temporary add-on: %v", err)
+	}
+	ffHost := r.waitHostOf(t, ctx, ff.Cmd.Process.Pid)
+	if ffHost.Browser != "firefox" || ffHost.BrowserName != "firefox" {
+		t.Fatalf("firefox's host says %+v", ffHost)
+	}
+
+	// Firefox shows the second site's login page (127.0.0.2, which
+	// Chromium's prompt watch does not take for a prompt); Chromium its
+	// own first site's.
+	tabs := contexts(t, ctx, ff)
+	login := bidiTab{t: t, ctx: ctx, ff: ff, id: tabs[0].Context}
+	if err := ff.Call(ctx, "browsingContext.navigate", map[string]any{"context": login.id, "url": ch.origin2 + "/password", "wait": "complete"}, nil); err != nil {
+		t.Fatalf("open the login page: %v", err)
+	}
+	if !login.call(`function () { const f = document.getElementById("pw"); f.focus(); return document.activeElement === f; }`) {
+		t.Fatal("could not focus the password field")
+	}
+	pw := ch.open(t, ch.origin1+"/password")
+	pw.focus(`document.getElementById("pw")`)
+
+	secret := ch.secret(t)
+	a := r.fill(t, ctx, "--service", "127.0.0.2")
+	p := awaitFirefoxPrompt(t, ctx, ff, ch.origin2)
+	p.send(secret)
+	res, code := a.result(t, ctx)
+	wantResult(t, res, code, fill.StatusOK, "127.0.0.2", fill.FieldPassword)
+	if !login.call(`function () { return fg.trustedInput("pw"); }`) || !pw.eval(untouched) || ch.prompts.count() != 0 {
+		t.Error("the value did not reach Firefox's page alone")
+	}
+	r.scanAgentSide(t, secret, a, ffHost.PID, ff.Cmd.Process.Pid)
+	waitContextGone(t, ctx, ff, p.id)
+
+	secret = ch.secret(t)
+	a, n := ch.request(t, "--service", "127.0.0.1")
+	cp := ch.awaitPrompt(t, n)
+	cp.send(secret)
+	res, code = a.result(t, ctx)
+	wantResult(t, res, code, fill.StatusOK, "127.0.0.1", fill.FieldPassword)
+	if !pw.eval(`fg.trustedInput("pw")`) {
+		t.Error("the value did not reach Chromium's page")
+	}
+	r.scanAgentSide(t, secret, a, ch.host.PID, ch.browser.Cmd.Process.Pid)
+
+	ff.Stop()
+	waitGone(t, ctx, ffHost.PID, "firefox's host")
+	leakscan.Bytes(t, secret, "firefox's output", []byte(ff.Output()))
+	ch.finish(t)
 }
