@@ -19,6 +19,12 @@ import (
 // cannot stall the fill flow.
 const writeTimeout = 10 * time.Second
 
+// maxConns bounds the connections served at once (each holds a goroutine
+// and a read buffer until its request is read or it times out). One over it
+// is told the host is busy and closed at once, so a flood of connections
+// costs bounded memory and the host keeps serving once it ebbs.
+const maxConns = 1024
+
 // Handler answers requests. Fill runs one fill for agent and reports its
 // steps through progress (safe to call from any goroutine until Fill
 // returns); ctx ends when the client disconnects or Serve's context ends.
@@ -56,6 +62,7 @@ func serve(ctx context.Context, l *Listener, h Handler, readTimeout time.Duratio
 	s := &server{l: l, h: h, self: selfExe(), readTimeout: readTimeout}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	slots := make(chan struct{}, maxConns)
 	for {
 		c, err := l.accept(ctx)
 		if ctx.Err() != nil {
@@ -67,8 +74,22 @@ func serve(ctx context.Context, l *Listener, h Handler, readTimeout time.Duratio
 		if err != nil {
 			return fmt.Errorf("agent socket: %w", err)
 		}
-		wg.Go(func() { s.handle(ctx, c) })
+		select {
+		case slots <- struct{}{}:
+			wg.Go(func() {
+				defer func() { <-slots }()
+				s.handle(ctx, c)
+			})
+		default:
+			wg.Go(func() { s.busy(c) })
+		}
 	}
+}
+
+// busy turns a connection away: the host serves maxConns already.
+func (s *server) busy(c *net.UnixConn) {
+	defer c.Close()
+	_ = writeMessage(c, errorMessage(CodeBusy, fmt.Sprintf("the host is serving %d connections; try again in a moment", maxConns)))
 }
 
 func (s *server) handle(ctx context.Context, c *net.UnixConn) {

@@ -46,6 +46,9 @@ const (
 	CodeBadRequest = "bad_request"
 	// CodeForbidden: the peer runs as another user.
 	CodeForbidden = "forbidden"
+	// CodeBusy: the host already serves as many connections as it will at
+	// once; try again in a moment.
+	CodeBusy = "busy"
 )
 
 // Limits of one request.
