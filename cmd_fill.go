@@ -23,6 +23,9 @@ type fillCmd struct {
 	Via     string        `default:"auto" enum:"auto,extension,cdp" help:"How to reach the browser: auto (the extension when a browser runs it, else CDP), extension or cdp."`
 	Tab     string        `help:"Pin the tab: the extension's numeric tab id, or a CDP target id."`
 	Frame   *int64        `help:"Pin the frame (the extension's frame id)."`
+	Browser string        `help:"With several browsers connected, use this one (its name, as fillgate status shows it: chromium, chrome, brave, edge, firefox…)."`
+	Profile string        `help:"With several browsers or profiles connected, use this profile (its directory, the directory's last element, or the extension instance id fillgate status shows)."`
+	Socket  string        `help:"Ask the fillgate host on this socket (e.g. one forwarded from your desktop with ssh -R) instead of the local one." type:"path"`
 }
 
 func (fillCmd) Help() string {
@@ -50,12 +53,12 @@ func (c *fillCmd) Run(a *app) error {
 	if c.Timeout < 0 {
 		return usageError{fmt.Errorf("--timeout must not be negative")}
 	}
-	req := fill.Request{Service: c.Service, Field: field, Timeout: c.Timeout, Frame: c.Frame}
+	req := fill.Request{Service: c.Service, Field: field, Timeout: c.Timeout, Frame: c.Frame, Browser: c.Browser, Profile: c.Profile}
 	var cdpTab string
 	req.Tab, cdpTab = splitTab(c.Tab)
 	live := newLiveLine(a.stderr)
 	res := trigger.Fill(a.ctx, req, trigger.Options{
-		Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Env: a.env, OnProgress: live.progress,
+		Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Socket: c.Socket, Env: a.env, OnProgress: live.progress,
 	})
 	live.stop()
 	if err := printResult(a.stdout, res, c.JSON); err != nil {

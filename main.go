@@ -27,6 +27,7 @@ import (
 type cli struct {
 	Fill      fillCmd      `cmd:"" help:"Ask the human for a secret and type it into the focused field of their browser. The agent gets a status, never the value."`
 	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Run an MCP stdio server with one tool, request_secret."`
+	Status    statusCmd    `cmd:"" help:"List the browsers that run fillgate's extension, with their profiles and active tabs."`
 	Install   installCmd   `cmd:"" help:"Write native-messaging host manifests for your browsers and unpack the extension."`
 	Uninstall uninstallCmd `cmd:"" help:"Remove exactly what install wrote."`
 	Doctor    doctorCmd    `cmd:"" help:"Check the set-up, one line per check, with the fix for anything wrong."`

@@ -14,10 +14,15 @@ const BACKOFF_MIN = 1000, BACKOFF_MAX = 30000, RECENT = 10;
 let port = null; // the open native port, or null
 let host = null; // {version, pid} from the host's "host" notice
 let backoff = BACKOFF_MIN, retry = 0;
-let paused = false; // mirrors storage.local "paused", the only thing stored
+let paused = false; // mirrors storage.local "paused"
+let instance = ""; // storage.local "instance": a random id for this profile, never a secret
 const recent = []; // recent outcomes for the popup, newest first; never values
 const prompts = new Set(); // ids of the prompt windows this worker opened
-const loaded = api.storage.local.get("paused").then((v) => { paused = v.paused === true; });
+const loaded = api.storage.local.get(["paused", "instance"]).then(async (v) => {
+  paused = v.paused === true;
+  instance = typeof v.instance === "string" ? v.instance : crypto.randomUUID();
+  if (v.instance !== instance) await api.storage.local.set({ instance });
+});
 
 // connect opens the native port unless one is open, and says hello.
 async function connect() {
@@ -36,7 +41,7 @@ async function connect() {
     if (port === p) { port = null; host = null; }
     reconnectLater(api.runtime.lastError?.message ?? p.error?.message ?? "the host closed the port");
   });
-  post({ type: "hello", version: VERSION, user_agent: navigator.userAgent, paused });
+  post({ type: "hello", version: VERSION, user_agent: navigator.userAgent, paused, instance });
 }
 
 // reconnectLater logs why the port dropped (never a message's contents) and
@@ -72,7 +77,7 @@ function notice(msg) {
   }
 }
 
-const handlers = { inspect, insert, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }) };
+const handlers = { inspect, peek, insert, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }) };
 
 // answer returns the reply (without id) to one host request.
 async function answer(msg) {
@@ -149,6 +154,18 @@ async function inspect(msg) {
   const field = { kind, split, problem: frameProblem(chain) || problem };
   if (msg.frame != null && msg.frame !== end.frameId) Object.assign(field, { kind: "none", split: 0, problem: "" });
   return { type: "inspected", tab: tab.id, frame: end.frameId, token, origins: origins(chain), field, paused };
+}
+
+// peek says what the active tab has focused (origin, field kind and
+// problem), for routing among browsers and for `fillgate status`; it
+// remembers nothing and names no other tab.
+async function peek() {
+  const tab = await targetTab(null);
+  if (!tab) return fail("no_tab", "no active tab");
+  const chain = focusChain(await probeAll(tab.id, null).catch(() => new Map()));
+  if (!chain) return { type: "peeked", origin: originOf(tab.url), field: { kind: "none", split: 0, problem: "" } };
+  const { kind, split, problem } = chain.at(-1).result.field;
+  return { type: "peeked", origin: origins(chain)[0], field: { kind, split, problem: frameProblem(chain) || problem } };
 }
 
 async function insert(msg) {

@@ -85,8 +85,11 @@ func Run(ctx context.Context, cfg Config) error {
 	defer l.Close()
 	log.Info("host started", "caller", cfg.Caller.ID, "socket", l.Path(), "agent_socket", l.OwnsAgentSocket())
 
+	name, profile := browserID(cfg.Caller.Family)
 	h := &handler{
 		caller:     cfg.Caller,
+		browser:    name,
+		profile:    profile,
 		bridge:     br,
 		state:      fill.NewMemState(),
 		audit:      audit.Open(stateDir),
@@ -116,6 +119,8 @@ func Run(ctx context.Context, cfg Config) error {
 // handler answers agent-socket requests with the extension as the browser.
 type handler struct {
 	caller     manifest.Caller
+	browser    string // the browser's name, e.g. "chromium", "brave"
+	profile    string // its profile, or "default"
 	bridge     *bridge.Bridge
 	state      fill.State
 	audit      fill.Auditor
@@ -151,13 +156,47 @@ func (h *handler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, 
 func (h *handler) Status() agentsock.HostStatus {
 	es := h.bridge.Status()
 	return agentsock.HostStatus{
-		Version: manifest.Version,
-		PID:     os.Getpid(),
-		Browser: string(h.caller.Family),
-		Caller:  h.caller.ID,
+		Version:     manifest.Version,
+		PID:         os.Getpid(),
+		Browser:     string(h.caller.Family),
+		BrowserName: h.browser,
+		Profile:     h.profile,
+		Caller:      h.caller.ID,
 		Extension: agentsock.ExtensionStatus{
-			Connected: es.Connected, Version: es.Version, Paused: es.Paused, UserAgent: es.UserAgent,
+			Connected: es.Connected, Version: es.Version, Paused: es.Paused, UserAgent: es.UserAgent, Instance: es.Instance,
 		},
 		Socket: h.socket,
 	}
+}
+
+// peekBudget bounds the extension's answer to a peek.
+const peekBudget = 2 * time.Second
+
+// Peek asks the extension what its active tab has focused.
+func (h *handler) Peek(ctx context.Context) (agentsock.ActiveTab, error) {
+	ctx, cancel := context.WithTimeout(ctx, peekBudget)
+	defer cancel()
+	f, err := h.bridge.Peek(ctx)
+	if err != nil {
+		return agentsock.ActiveTab{}, err
+	}
+	return agentsock.ActiveTab{Origin: f.Origin, Field: f.Field.Kind, Problem: f.Field.Problem}, nil
+}
+
+// Serves reports whether t is a usable login field of kind field for
+// service, as the policy reads the service. A policy that does not parse
+// serves nothing (this host's Fill would refuse too).
+func (h *handler) Serves(service, field string, t agentsock.ActiveTab) bool {
+	pol, err := policy.Load(h.policyPath)
+	return err == nil && t.Problem == "" && pol.Serves(service, field, t.Origin, t.Field)
+}
+
+// Refused records a fill the router refused before any browser ran it.
+func (h *handler) Refused(agent fill.Agent, res fill.Result) {
+	err := h.audit.Record(fill.AuditEntry{Time: time.Now(), Agent: agent, Service: res.Service,
+		Field: res.Field, Via: res.Via, Status: res.Status, Detail: res.Detail})
+	if err != nil {
+		h.log.Error("audit log", "err", err)
+	}
+	h.log.Info("fill refused by the router", "agent", agent.String(), "service", res.Service, "detail", res.Detail)
 }

@@ -48,11 +48,39 @@ func (s *sys) doctorManifests(d *DoctorReport) *Browser {
 			}
 			continue
 		}
+		planned := map[string]bool{}
 		for _, ft := range pl.files {
+			planned[ft.path] = true
 			n, ok := sc.doctorFile(d, ft, rec, found)
 			present += n
 			if len(ok) > 0 && good == nil {
 				good = Lookup(ok[0])
+			}
+		}
+		// Manifests install wrote elsewhere, as the record says: those of
+		// `install --user-data-dir DIR` profiles (a Chromium-family
+		// manifest in a NativeMessagingHosts folder no browser reads by
+		// default).
+		if !sc.System && sc.UserDataDir == "" && len(rec.Files) > 0 {
+			defaults := sc.defaultManifests()
+			for _, rf := range rec.Files {
+				if planned[rf.Path] || defaults[rf.Path] || rf.Family != manifest.Chromium ||
+					sc.p.dir(rf.Path) == rf.Path || !strings.HasSuffix(sc.p.dir(rf.Path), sc.p.sep()+"NativeMessagingHosts") {
+					continue
+				}
+				psc := *sc
+				psc.UserDataDir = sc.p.dir(sc.p.dir(rf.Path))
+				ft := &fileTarget{path: rf.Path, family: rf.Family, scope: ScopeProfile, browsers: rf.Browsers}
+				n, ok := psc.doctorFile(d, ft, rec, found)
+				if n == 0 {
+					d.add(Check{Name: strings.Join(rf.Browsers, ","), Level: Warn,
+						Detail: fmt.Sprintf("the host manifest fillgate installed at %s is gone", sc.tilde(rf.Path)),
+						Fix:    psc.installCmd(rf.Browsers, false)})
+				}
+				present += n
+				if len(ok) > 0 && good == nil {
+					good = Lookup(ok[0])
+				}
 			}
 		}
 		for _, sb := range pl.sandboxed {
@@ -70,6 +98,20 @@ func (s *sys) doctorManifests(d *DoctorReport) *Browser {
 		d.add(Check{Name: "manifests", Level: Fail, Detail: "no browser has fillgate's host manifest, so no browser can start fillgate", Fix: s.installCmd(s.Browsers, false)})
 	}
 	return good
+}
+
+// defaultManifests is the set of places where some browser of the table
+// reads manifests by default, in s's scope.
+func (s *sys) defaultManifests() map[string]bool {
+	all := *s
+	all.Browsers = nil
+	out := map[string]bool{}
+	if pl, err := all.makePlan(false); err == nil {
+		for _, ft := range pl.files {
+			out[ft.path] = true
+		}
+	}
+	return out
 }
 
 // installCmd is the command that (re)installs for browsers in s's scope.

@@ -326,6 +326,32 @@ func TestDoctorUserDataDir(t *testing.T) {
 	requireOnly(t, d, "chromium", Fail, "is not valid JSON", "fillgate install --user-data-dir /tmp/profile --force")
 }
 
+func TestDoctorFindsUserDataDirInstallsByTheRecord(t *testing.T) {
+	h := newLinuxHome(t)
+	o := h.opts()
+	o.Browsers = []string{"chromium"}
+	o.UserDataDir = "/tmp/profile"
+	_, err := Install(context.Background(), o)
+	require.NoError(t, err)
+	// Plain `fillgate doctor`: no --user-data-dir.
+	plain := h.opts()
+	plain.RuntimeDir = runDir
+	require.NoError(t, os.MkdirAll(h.real(runDir), 0o700))
+	d := Doctor(context.Background(), plain, healthy(t))
+	assert.Empty(t, notOK(d), d.Text())
+	assert.Equal(t, 0, d.ExitCode(), d.Text())
+	assert.Contains(t, d.Text(), "ok    chromium     /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json starts")
+
+	require.NoError(t, os.WriteFile(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json"), []byte("{"), 0o644))
+	d = Doctor(context.Background(), plain, healthy(t))
+	requireOnly(t, d, "chromium", Fail, "is not valid JSON", "fillgate install --user-data-dir /tmp/profile --force")
+
+	require.NoError(t, os.Remove(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json")))
+	d = Doctor(context.Background(), plain, healthy(t))
+	assert.Contains(t, d.Text(), "the host manifest fillgate installed at /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json is gone")
+	assert.Contains(t, d.Text(), "fillgate install --user-data-dir /tmp/profile")
+}
+
 func TestDoctorSystemManifests(t *testing.T) {
 	m := newMemFS()
 	o := linuxMem(m, "chromium")

@@ -22,8 +22,23 @@ func findAgent(peerPID int, self string) fill.Agent {
 	}
 	if err == nil {
 		a.Name, a.PID, a.Exe = p.Name, p.PID, p.Exe
+		a.Remote = tunnel(p)
 	}
 	return a
+}
+
+// tunnel names the tunnel a request came through when the process that
+// asked is one (the agent is then on the far end), or "".
+func tunnel(p procinfo.Process) string {
+	name := p.Name
+	if p.Exe != "" {
+		name = filepath.Base(p.Exe)
+	}
+	switch strings.ToLower(strings.TrimSuffix(name, ".exe")) {
+	case "ssh", "sshd":
+		return "ssh"
+	}
+	return ""
 }
 
 // isFillgate reports whether p runs fillgate: this very executable, or any

@@ -52,6 +52,20 @@ func Fill(ctx context.Context, dir string, req fill.Request, client string, onPr
 	if err != nil {
 		return fill.Result{}, err
 	}
+	return fillOn(ctx, c, req, client, onProgress)
+}
+
+// FillAt is Fill through the one socket at path (a forwarded agent
+// socket, say). A socket nobody answers on is an error wrapping ErrNoHost.
+func FillAt(ctx context.Context, path string, req fill.Request, client string, onProgress func(fill.Progress)) (fill.Result, error) {
+	c, err := dialHost(ctx, path)
+	if err != nil {
+		return fill.Result{}, fmt.Errorf("%w: %w", ErrNoHost, err)
+	}
+	return fillOn(ctx, c, req, client, onProgress)
+}
+
+func fillOn(ctx context.Context, c *net.UnixConn, req fill.Request, client string, onProgress func(fill.Progress)) (fill.Result, error) {
 	defer c.Close()
 	m, err := roundTrip(ctx, c, newFillRequest(req, client), TypeResult, onProgress)
 	if err != nil {
@@ -60,42 +74,36 @@ func Fill(ctx context.Context, dir string, req fill.Request, client string, onPr
 	return *m.Result, nil
 }
 
-// Status asks every host serving dir for its status, the owner of
-// agent.sock first. It returns an error wrapping ErrNoHost when none
-// answers.
+// Status asks the hosts serving dir for their status, the owner of
+// agent.sock first, each with what its browser's active tab has focused.
+// The first host that answers lists them all; when none does, it returns
+// an error wrapping ErrNoHost.
 func Status(ctx context.Context, dir string) ([]HostStatus, error) {
-	var out []HostStatus
-	seen := map[int]bool{}
 	for _, path := range candidates(dir) {
-		st, err := statusOf(ctx, path)
+		hs, err := StatusAt(ctx, path)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if err != nil || seen[st.PID] {
-			continue
+		if err == nil {
+			return hs, nil
 		}
-		seen[st.PID] = true
-		out = append(out, st)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w (no socket in %s answered)", ErrNoHost, dir)
-	}
-	return out, nil
+	return nil, fmt.Errorf("%w (no socket in %s answered)", ErrNoHost, dir)
 }
 
-func statusOf(ctx context.Context, path string) (HostStatus, error) {
-	ctx, cancel := context.WithTimeout(ctx, statusWait)
+// StatusAt asks the host at path for the status of every host it knows
+// (itself first).
+func StatusAt(ctx context.Context, path string) ([]HostStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusWait+peekWait)
 	defer cancel()
-	c, err := dialHost(ctx, path)
+	m, err := call(ctx, path, Request{Op: OpStatus, All: true}, TypeStatus)
 	if err != nil {
-		return HostStatus{}, err
+		return nil, fmt.Errorf("%w: %w", ErrNoHost, err)
 	}
-	defer c.Close()
-	m, err := roundTrip(ctx, c, Request{Op: OpStatus}, TypeStatus, nil)
-	if err != nil {
-		return HostStatus{}, err
+	if len(m.Hosts) == 0 {
+		return []HostStatus{*m.Status}, nil
 	}
-	return *m.Status, nil
+	return m.Hosts, nil
 }
 
 // candidates lists the sockets to try: agent.sock, then hosts/*.sock in
@@ -183,7 +191,7 @@ func roundTrip(ctx context.Context, c *net.UnixConn, req Request, want string, o
 		case m.Type == TypeProgress && onProgress != nil:
 			onProgress(fill.Progress{Phase: m.Phase, Deadline: m.Deadline})
 		case m.Type == want && want == TypeResult && m.Result != nil,
-			m.Type == want && want == TypeStatus && m.Status != nil:
+			m.Type == want && (want == TypeStatus || want == TypePeek) && m.Status != nil:
 			return m, nil
 		}
 	}

@@ -384,3 +384,37 @@ func TestCloseTwice(t *testing.T) {
 		t.Errorf("claim after Close = %v, want net.ErrClosed", err)
 	}
 }
+
+func TestTakeoverWhenTheOwnerIsKilled(t *testing.T) {
+	dir := sockDir(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := startHelperHost(t, dir, self)
+	if pid := statusPID(t, SocketPath(dir)); pid != cmd.Process.Pid {
+		t.Fatalf("agent.sock answered as pid %d, want the helper %d", pid, cmd.Process.Pid)
+	}
+	// A second host, with the real claim period, waits its turn.
+	h := startHostWith(t, dir, listenConfig{id: os.Getpid(), claimEvery: claimEvery}, ReadTimeout, &fakeHandler{status: HostStatus{PID: 1}})
+	if h.l.OwnsAgentSocket() {
+		t.Fatal("the second host took a live agent.sock")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	killed := time.Now()
+	ctx := testCtx(t)
+	for !h.l.OwnsAgentSocket() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("agent.sock was not taken over")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Logf("agent.sock taken over %v after its owner was killed (claim period %v)", time.Since(killed).Round(time.Millisecond), claimEvery)
+	if pid := statusPID(t, SocketPath(dir)); pid != 1 {
+		t.Errorf("agent.sock answered as pid %d, want the new owner", pid)
+	}
+}

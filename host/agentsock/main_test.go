@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,15 +114,57 @@ func helperHost() int {
 }
 
 // fakeHandler counts calls; fillFn decides a fill (by default: ok).
+// active is what its browser's active tab shows (nil: the browser does not
+// answer a peek); a tab serves a service when its origin is
+// https://<service> and its field has the asked kind.
 type fakeHandler struct {
 	status   HostStatus
 	fillFn   func(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result
+	active   *ActiveTab
 	fills    atomic.Int32
 	statuses atomic.Int32
+	peeks    atomic.Int32
+
+	mu      sync.Mutex
+	agents  []fill.Agent  // the agent of each fill, in order
+	refused []fill.Result // what the router refused
+}
+
+func (h *fakeHandler) Peek(ctx context.Context) (ActiveTab, error) {
+	h.peeks.Add(1)
+	if h.active == nil {
+		return ActiveTab{}, errors.New("no browser")
+	}
+	return *h.active, nil
+}
+
+func (h *fakeHandler) Serves(service, field string, t ActiveTab) bool {
+	return t.Origin == "https://"+service && t.Field == field && t.Problem == ""
+}
+
+func (h *fakeHandler) Refused(agent fill.Agent, res fill.Result) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.refused = append(h.refused, res)
+}
+
+func (h *fakeHandler) refusedCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.refused)
+}
+
+func (h *fakeHandler) fillAgents() []fill.Agent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.agents)
 }
 
 func (h *fakeHandler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
 	h.fills.Add(1)
+	h.mu.Lock()
+	h.agents = append(h.agents, agent)
+	h.mu.Unlock()
 	if h.fillFn != nil {
 		return h.fillFn(ctx, req, agent, progress)
 	}

@@ -19,13 +19,26 @@ import (
 // cannot stall the fill flow.
 const writeTimeout = 10 * time.Second
 
+// maxConns bounds the connections served at once (each holds a goroutine
+// and a read buffer until its request is read or it times out). One over it
+// is told the host is busy and closed at once, so a flood of connections
+// costs bounded memory and the host keeps serving once it ebbs.
+const maxConns = 1024
+
 // Handler answers requests. Fill runs one fill for agent and reports its
 // steps through progress (safe to call from any goroutine until Fill
 // returns); ctx ends when the client disconnects or Serve's context ends.
-// Status describes the host.
+// Status describes the host. Peek reports what the browser's active tab
+// has focused, and Serves whether that is a login field of kind field for
+// service (as the policy reads the service); the router uses both to send
+// a fill to the one browser that shows its login field. Refused hears
+// (for the audit log) a fill the router refused itself.
 type Handler interface {
 	Fill(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result
 	Status() HostStatus
+	Peek(ctx context.Context) (ActiveTab, error)
+	Serves(service, field string, t ActiveTab) bool
+	Refused(agent fill.Agent, res fill.Result)
 }
 
 // Serve answers connections from l, each in its own goroutine, until ctx
@@ -49,6 +62,7 @@ func serve(ctx context.Context, l *Listener, h Handler, readTimeout time.Duratio
 	s := &server{l: l, h: h, self: selfExe(), readTimeout: readTimeout}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	slots := make(chan struct{}, maxConns)
 	for {
 		c, err := l.accept(ctx)
 		if ctx.Err() != nil {
@@ -60,8 +74,22 @@ func serve(ctx context.Context, l *Listener, h Handler, readTimeout time.Duratio
 		if err != nil {
 			return fmt.Errorf("agent socket: %w", err)
 		}
-		wg.Go(func() { s.handle(ctx, c) })
+		select {
+		case slots <- struct{}{}:
+			wg.Go(func() {
+				defer func() { <-slots }()
+				s.handle(ctx, c)
+			})
+		default:
+			wg.Go(func() { s.busy(c) })
+		}
 	}
+}
+
+// busy turns a connection away: the host serves maxConns already.
+func (s *server) busy(c *net.UnixConn) {
+	defer c.Close()
+	_ = writeMessage(c, errorMessage(CodeBusy, fmt.Sprintf("the host is serving %d connections; try again in a moment", maxConns)))
 }
 
 func (s *server) handle(ctx context.Context, c *net.UnixConn) {
@@ -84,14 +112,43 @@ func (s *server) handle(ctx context.Context, c *net.UnixConn) {
 
 	switch req.Op {
 	case OpStatus:
-		st := s.h.Status()
-		if st.Socket == "" {
-			st.Socket = s.l.Path()
+		st := s.status()
+		m := Message{Type: TypeStatus, Status: &st}
+		if req.All {
+			m.Hosts = s.statusAll(ctx)
 		}
-		_ = writeMessage(c, Message{Type: TypeStatus, Status: &st})
+		_ = writeMessage(c, m)
+	case OpPeek:
+		st := s.status()
+		m := Message{Type: TypePeek, Status: &st}
+		if t, err := s.h.Peek(ctx); err == nil {
+			m.Active = &t
+		}
+		_ = writeMessage(c, m)
 	case OpFill:
 		s.fill(ctx, c, r, req, peerPID)
 	}
+}
+
+// status is the handler's status with this listener's socket.
+func (s *server) status() HostStatus {
+	st := s.h.Status()
+	if st.Socket == "" {
+		st.Socket = s.l.Path()
+	}
+	return st
+}
+
+// statusAll is the status of every live host, this one first, each with
+// its browser's active tab.
+func (s *server) statusAll(ctx context.Context) []HostStatus {
+	peers := s.peers(ctx, s.otherHosts())
+	out := make([]HostStatus, len(peers))
+	for i, p := range peers {
+		out[i] = p.status
+		out[i].ActiveTab = p.active
+	}
+	return out
 }
 
 // readRequest reads and checks the one request line. When it fails, the
@@ -116,13 +173,13 @@ func readRequest(r *bufio.Reader, timeout time.Duration) (Request, *Message) {
 		return Request{}, ptr(errorMessage(CodeBadRequest, "the request is not one JSON object"))
 	}
 	switch req.Op {
-	case OpStatus:
+	case OpStatus, OpPeek:
 	case OpFill:
 		if _, err := req.fillRequest(); err != nil {
 			return Request{}, ptr(errorMessage(CodeBadRequest, err.Error()))
 		}
 	default:
-		return Request{}, ptr(errorMessage(CodeBadRequest, "unknown op: use fill or status"))
+		return Request{}, ptr(errorMessage(CodeBadRequest, "unknown op: use fill, status or peek"))
 	}
 	return req, nil
 }
@@ -165,12 +222,27 @@ func (s *server) fill(ctx context.Context, c *net.UnixConn, r *bufio.Reader, req
 	}()
 	defer func() { c.Close(); <-hungUp }()
 
+	w := &replier{c: c, cancel: cancel}
+	if agent, ok := s.forwardedAgent(req, peerPID); ok {
+		// Another host routed it here: run it, whatever this browser shows.
+		res := s.h.Fill(fctx, freq, agent, w.progress)
+		w.last(Message{Type: TypeResult, Result: &res})
+		return
+	}
 	agent := findAgent(peerPID, s.self)
 	agent.Via = cleanClient(req.Client)
-
-	w := &replier{c: c, cancel: cancel}
-	res := s.h.Fill(fctx, freq, agent, w.progress)
-	w.last(Message{Type: TypeResult, Result: &res})
+	target, refused := s.route(fctx, freq)
+	switch {
+	case refused != nil:
+		s.h.Refused(agent, *refused)
+		w.last(Message{Type: TypeResult, Result: refused})
+	case target != "":
+		req.Agent = nil
+		forward(fctx, target, req, agent, w)
+	default:
+		res := s.h.Fill(fctx, freq, agent, w.progress)
+		w.last(Message{Type: TypeResult, Result: &res})
+	}
 }
 
 // replier writes a fill's messages in order, from any goroutine, and drops

@@ -25,6 +25,9 @@ import (
 const (
 	OpFill   = "fill"
 	OpStatus = "status"
+	// OpPeek asks a host what its browser's active tab has focused, for
+	// routing a fill to the right browser.
+	OpPeek = "peek"
 )
 
 // Message types a host sends.
@@ -32,6 +35,7 @@ const (
 	TypeProgress = "progress"
 	TypeResult   = "result"
 	TypeStatus   = "status"
+	TypePeek     = "peek"
 	TypeError    = "error"
 )
 
@@ -42,6 +46,9 @@ const (
 	CodeBadRequest = "bad_request"
 	// CodeForbidden: the peer runs as another user.
 	CodeForbidden = "forbidden"
+	// CodeBusy: the host already serves as many connections as it will at
+	// once; try again in a moment.
+	CodeBusy = "busy"
 )
 
 // Limits of one request.
@@ -66,6 +73,16 @@ type Request struct {
 	Frame     *int64 `json:"frame,omitempty"`
 	// Client says how the agent reached fillgate; display only.
 	Client string `json:"client,omitempty"`
+	// Browser and Profile narrow which connected browser a fill may go
+	// to (see Route); empty means any.
+	Browser string `json:"browser,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// All asks a status request for every host, not just the one asked.
+	All bool `json:"all,omitempty"`
+	// Agent is set only on a fill that another host forwarded after
+	// routing it: the agent that host found behind its own peer. A host
+	// takes it only from a peer that runs fillgate itself.
+	Agent *fill.Agent `json:"agent,omitempty"`
 }
 
 // Message is one newline-delimited JSON message a host sends. Type says
@@ -77,8 +94,12 @@ type Message struct {
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Result: TypeResult.
 	Result *fill.Result `json:"result,omitempty"`
-	// Status: TypeStatus.
-	Status *HostStatus `json:"status,omitempty"`
+	// Status and Hosts: TypeStatus. Hosts lists every host (the one
+	// answering first) when the request asked for all.
+	Status *HostStatus  `json:"status,omitempty"`
+	Hosts  []HostStatus `json:"hosts,omitempty"`
+	// Active: TypePeek.
+	Active *ActiveTab `json:"active,omitempty"`
 	// Error and Detail: TypeError.
 	Error  string `json:"error,omitempty"`
 	Detail string `json:"detail,omitempty"`
@@ -91,11 +112,38 @@ type HostStatus struct {
 	// Browser is the browser family that started the host (e.g.
 	// "chromium", "firefox").
 	Browser string `json:"browser,omitempty"`
+	// BrowserName is the browser itself, from its executable (e.g.
+	// "chromium", "chrome", "brave", "edge", "firefox"), or "".
+	BrowserName string `json:"browser_name,omitempty"`
+	// Profile is the browser's user-data directory (Chromium family) or
+	// profile (Firefox) when it was started with one, else "default".
+	Profile string `json:"profile,omitempty"`
 	// Caller is the origin or add-on id the browser passed to the host.
 	Caller    string          `json:"caller,omitempty"`
 	Extension ExtensionStatus `json:"extension"`
 	// Socket is the host's own hosts/<pid>.sock path.
 	Socket string `json:"socket,omitempty"`
+	// ActiveTab is what the browser's active tab has focused; only in an
+	// answer to a status request that asked for all hosts.
+	ActiveTab *ActiveTab `json:"active_tab,omitempty"`
+}
+
+// ActiveTab is what the active tab of a browser's last focused window has
+// focused: the origin of the focused frame and the kind of the focused
+// field. It names no other tab.
+type ActiveTab struct {
+	Origin string `json:"origin,omitempty"`
+	// Field is the focused field's kind: fill.FieldPassword, FieldOTP,
+	// FieldOther or FieldNone.
+	Field string `json:"field"`
+	// Problem is why the field is not usable, "" when it is.
+	Problem string `json:"problem,omitempty"`
+}
+
+// LoginField reports whether the focused field is a password or
+// one-time-code field.
+func (t ActiveTab) LoginField() bool {
+	return t.Field == fill.FieldPassword || t.Field == fill.FieldOTP
 }
 
 // ExtensionStatus describes the extension connected to a host.
@@ -104,6 +152,10 @@ type ExtensionStatus struct {
 	Version   string `json:"version,omitempty"`
 	Paused    bool   `json:"paused"`
 	UserAgent string `json:"user_agent,omitempty"`
+	// Instance is a random id the extension keeps in its own storage,
+	// one per browser profile, so two profiles of one browser can be told
+	// apart.
+	Instance string `json:"instance,omitempty"`
 }
 
 // newFillRequest is the wire form of req.
@@ -116,6 +168,8 @@ func newFillRequest(req fill.Request, client string) Request {
 		Tab:     req.Tab,
 		Frame:   req.Frame,
 		Client:  client,
+		Browser: req.Browser,
+		Profile: req.Profile,
 	}
 	if req.Timeout > 0 {
 		w.TimeoutMS = max(req.Timeout.Milliseconds(), 1)
@@ -148,6 +202,8 @@ func (r Request) fillRequest() (fill.Request, error) {
 		Timeout: time.Duration(ms) * time.Millisecond,
 		Tab:     r.Tab,
 		Frame:   r.Frame,
+		Browser: r.Browser,
+		Profile: r.Profile,
 	}, nil
 }
 

@@ -35,6 +35,8 @@ type ExtensionStatus struct {
 	Version   string `json:"version,omitempty"`
 	UserAgent string `json:"user_agent,omitempty"`
 	Paused    bool   `json:"paused"`
+	// Instance is the extension's random per-profile id.
+	Instance string `json:"instance,omitempty"`
 }
 
 // config is what the Options set.
@@ -138,6 +140,7 @@ type notice struct {
 	UserAgent string `json:"user_agent"`
 	Paused    bool   `json:"paused"`
 	Window    int64  `json:"window"`
+	Instance  string `json:"instance"`
 }
 
 // HandleNotice handles a message from the extension that is not a reply:
@@ -156,7 +159,7 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 	switch n.Type {
 	case "hello":
 		b.mu.Lock()
-		b.status = ExtensionStatus{Connected: true, Version: n.Version, UserAgent: n.UserAgent, Paused: n.Paused}
+		b.status = ExtensionStatus{Connected: true, Version: n.Version, UserAgent: n.UserAgent, Paused: n.Paused, Instance: n.Instance}
 		b.mu.Unlock()
 		b.helloOnce.Do(func() { close(b.hello) })
 		b.log.Info("bridge: extension connected", "version", n.Version)
@@ -221,6 +224,29 @@ func (b *Bridge) Inspect(ctx context.Context, req fill.Request) (fill.Inspection
 		return fill.Inspection{}, err
 	}
 	return reply.Inspection, nil
+}
+
+// Focused is what the active tab has focused, as Peek reports it.
+type Focused struct {
+	Origin string         `json:"origin"`
+	Field  fill.FieldInfo `json:"field"`
+}
+
+// Peek asks the extension what the active tab of the last focused window
+// has focused: the focused frame's origin and the field's kind and
+// problem. Unlike Inspect it remembers no element.
+func (b *Bridge) Peek(ctx context.Context) (Focused, error) {
+	var reply struct {
+		Focused
+		Type string `json:"type"`
+	}
+	err := b.call(ctx, "peek", struct {
+		Type string `json:"type"`
+	}{"peek"}, "peeked", &reply)
+	if err != nil {
+		return Focused{}, err
+	}
+	return reply.Focused, nil
 }
 
 // call sends req, checks that the reply has type want and decodes it into

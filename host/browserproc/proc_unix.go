@@ -7,12 +7,6 @@ import (
 	"syscall"
 )
 
-// ownGroup starts cmd in a process group of its own, so that stopping it
-// also stops the browser's helpers and the native hosts it started.
-func ownGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
-
 // signalGroup asks cmd's process group to exit, or kills it when force.
 func signalGroup(cmd *exec.Cmd, force bool) {
 	sig := syscall.SIGTERM

@@ -106,6 +106,11 @@ type Request struct {
 	// nil means "the focused one".
 	Tab   *int64 `json:"tab,omitempty"`
 	Frame *int64 `json:"frame,omitempty"`
+	// Browser and Profile pick one of several connected browsers (by
+	// browser name and profile); empty means whichever has the focused
+	// login field. They only route the request.
+	Browser string `json:"browser,omitempty"`
+	Profile string `json:"profile,omitempty"`
 }
 
 // Result is all an agent ever learns. It never holds the value, its length,
@@ -130,6 +135,10 @@ type Agent struct {
 	// PeerPID is the pid on the other end of the socket (often a fillgate
 	// client process).
 	PeerPID int `json:"peer_pid,omitempty"`
+	// Remote names the tunnel when the agent is on another machine and
+	// its request came through a forwarded socket: "ssh". Name and PID are
+	// then the local end of the tunnel.
+	Remote string `json:"remote,omitempty"`
 }
 
 // Key is what per-agent state (cool-downs, rates) is keyed on.
@@ -144,7 +153,10 @@ func (a Agent) Key() string {
 // "claude (pid 4121) via fillgate mcp".
 func (a Agent) String() string {
 	s := fmt.Sprintf("%s (pid %d)", a.Name, a.PID)
-	if a.Name == "" {
+	switch {
+	case a.Remote != "":
+		s = fmt.Sprintf("an agent on another machine, through %s (pid %d)", a.Remote, a.PID)
+	case a.Name == "":
 		s = fmt.Sprintf("pid %d", a.PID)
 	}
 	if a.Via != "" {

@@ -72,3 +72,17 @@ func Alive(pid int) bool {
 	}
 	return alive(pid)
 }
+
+// Args returns the command line of process pid, argv[0] first. It is
+// supported on Linux and macOS; elsewhere it returns an error wrapping
+// errors.ErrUnsupported.
+func Args(pid int) ([]string, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("process %d: %w", pid, ErrNotFound)
+	}
+	a, err := args(pid)
+	if err != nil {
+		return nil, fmt.Errorf("command line of process %d: %w", pid, err)
+	}
+	return a, nil
+}

@@ -2,6 +2,7 @@ package procinfo
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -46,4 +47,33 @@ func execPath(pid int) (string, error) {
 		return "", errors.New("kern.procargs2: no path")
 	}
 	return string(b), nil
+}
+
+// args reads the arguments from kern.procargs2: a 32-bit argc, the
+// executable path, NUL padding, then argc NUL-terminated arguments.
+func args(pid int) ([]string, error) {
+	b, err := unix.SysctlRaw("kern.procargs2", pid)
+	if err != nil {
+		return nil, fmt.Errorf("sysctl kern.procargs2: %w", err)
+	}
+	if len(b) < 4 {
+		return nil, errors.New("kern.procargs2: short record")
+	}
+	argc := int(binary.LittleEndian.Uint32(b[:4]))
+	b = b[4:]
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return nil, errors.New("kern.procargs2: no path")
+	}
+	b = bytes.TrimLeft(b[i:], "\x00")
+	out := make([]string, 0, argc)
+	for len(out) < argc && len(b) > 0 {
+		j := bytes.IndexByte(b, 0)
+		if j < 0 {
+			j = len(b)
+		}
+		out = append(out, string(b[:j]))
+		b = b[min(j+1, len(b)):]
+	}
+	return out, nil
 }

@@ -58,3 +58,18 @@ func parseStat(b []byte) (comm string, ppid int, err error) {
 	}
 	return string(b[open+1 : end]), ppid, nil
 }
+
+func args(pid int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSuffix(b, []byte{0})
+	if len(b) == 0 {
+		return nil, errors.New("empty command line")
+	}
+	return strings.Split(string(b), "\x00"), nil
+}

@@ -96,3 +96,7 @@ func alive(pid int) bool {
 	ev, err := windows.WaitForSingleObject(h, 0)
 	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
 }
+
+func args(int) ([]string, error) {
+	return nil, fmt.Errorf("reading another process's command line on this OS: %w", errors.ErrUnsupported)
+}

@@ -33,6 +33,11 @@ type Options struct {
 	Client string
 	// Tab is a CDP target id for the CDP path.
 	Tab string
+	// Socket, when set, is the one agent socket to ask (a forwarded
+	// socket of a browser on another machine); "" means the user's own
+	// socket directory. With a socket named there is no CDP fallback: the
+	// browser is elsewhere.
+	Socket string
 	// Env is the environment; nil means os.Getenv.
 	Env dirs.Env
 	// OnProgress hears each phase of the request.
@@ -79,6 +84,17 @@ func Fill(ctx context.Context, req fill.Request, o Options) fill.Result {
 			Detail: fmt.Sprintf("unknown --via %q: use auto, extension or cdp", via)}
 	}
 
+	if o.Socket != "" {
+		if via == ViaCDP {
+			return fill.Result{Status: fill.StatusRefused, Service: req.Service,
+				Detail: "--socket names a fillgate host's socket, which does not speak CDP: leave out --via cdp, or --socket"}
+		}
+		res, err := agentsock.FillAt(ctx, o.Socket, req, o.Client, o.OnProgress)
+		if err != nil {
+			return failed(req, ViaExtension, fmt.Sprintf("no fillgate host answered on %s (%v); check the forward (ssh -R) and that the browser with the extension runs", o.Socket, err))
+		}
+		return res
+	}
 	if via != ViaCDP {
 		runDir, err := dirs.Runtime(env)
 		if err != nil {

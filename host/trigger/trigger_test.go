@@ -2,6 +2,7 @@ package trigger_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -92,6 +93,17 @@ func (h *fakeHost) Fill(ctx context.Context, req fill.Request, _ fill.Agent, _ f
 	}
 	return fill.Result{Status: fill.StatusOK, Service: req.Service, Via: fill.ViaExtension, Detail: "answered by the fake host"}
 }
+
+// Peek implements agentsock.Handler: a single host is never asked.
+func (h *fakeHost) Peek(context.Context) (agentsock.ActiveTab, error) {
+	return agentsock.ActiveTab{}, errors.New("not asked with one host")
+}
+
+// Serves implements agentsock.Handler.
+func (h *fakeHost) Serves(string, string, agentsock.ActiveTab) bool { return false }
+
+// Refused implements agentsock.Handler.
+func (h *fakeHost) Refused(fill.Agent, fill.Result) {}
 
 // Status implements agentsock.Handler.
 func (h *fakeHost) Status() agentsock.HostStatus {

@@ -50,8 +50,16 @@ type chromium struct {
 // the leak scans that need the browser's files flushed.
 func startChromium(t testing.TB, ctx context.Context) *chromium {
 	t.Helper()
-	r := newRig(t)
-	profile := filepath.Join(r.root, "profile")
+	ch := startChromiumIn(t, ctx, newRig(t), "profile")
+	ch.doctor(t)
+	return ch
+}
+
+// startChromiumIn starts a Chromium with the profile dir name in the rig r,
+// which other browsers may share (one agent socket dir for all).
+func startChromiumIn(t testing.TB, ctx context.Context, r *rig, name string) *chromium {
+	t.Helper()
+	profile := filepath.Join(r.root, name)
 	r.install(t, ctx, filepath.Join(profile, "NativeMessagingHosts"),
 		"--browser", "chromium", "--user-data-dir", profile)
 
@@ -73,12 +81,12 @@ func startChromium(t testing.TB, ctx context.Context) *chromium {
 		return strings.HasPrefix(url, "http://127.0.0.1:") && !strings.HasPrefix(url, o1+"/")
 	})
 
-	ch.host = r.waitHost(t, ctx)
-	if ch.host.Browser != "chromium" || ch.host.Caller != manifest.ExtensionOrigin || ch.host.Extension.Paused {
-		t.Fatalf("host status %+v; want chromium, called by %s, not paused", ch.host, manifest.ExtensionOrigin)
+	ch.host = r.waitHostOf(t, ctx, ch.browser.Cmd.Process.Pid)
+	if ch.host.Browser != "chromium" || ch.host.BrowserName != "chromium" || ch.host.Profile != profile ||
+		ch.host.Caller != manifest.ExtensionOrigin || ch.host.Extension.Paused || ch.host.Extension.Instance == "" {
+		t.Fatalf("host status %+v; want chromium with profile %s, called by %s, not paused, with an instance id", ch.host, profile, manifest.ExtensionOrigin)
 	}
 	r.checkHostProcess(t, ch.host, ch.browser.Cmd.Process.Pid)
-	ch.doctor(t)
 	return ch
 }
 

@@ -194,6 +194,39 @@ func (r *rig) waitHost(t testing.TB, ctx context.Context) agentsock.HostStatus {
 	}
 }
 
+// waitHostOf waits until a host started by the browser browserPID (or
+// its helpers) runs in the rig's environment with the extension connected
+// and not paused, and returns its status. Other browsers' hosts may run
+// too.
+func (r *rig) waitHostOf(t testing.TB, ctx context.Context, browserPID int) agentsock.HostStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		hs, err := agentsock.Status(ctx, r.runDir)
+		for _, h := range hs {
+			if h.Extension.Connected && descends(h.PID, browserPID) {
+				return h
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no host of browser %d with the extension connected (%v); last status %+v, %v", browserPID, ctx.Err(), hs, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// descends reports whether pid is a descendant of ancestor.
+func descends(pid, ancestor int) bool {
+	for p := parentPID(pid); p > 1; p = parentPID(p) {
+		if p == ancestor {
+			return true
+		}
+	}
+	return false
+}
+
 // hostStatus returns the one running host's status.
 func (r *rig) hostStatus(t testing.TB, ctx context.Context) agentsock.HostStatus {
 	t.Helper()

@@ -56,6 +56,8 @@ func (e *Ext) handle(body []byte) {
 		reply["type"] = "pong"
 	case "inspect":
 		e.inspect(req, reply)
+	case "peek":
+		e.peek(reply)
 	case "open_prompt":
 		id := e.openPrompt(reply)
 		if hook := e.opt.OnOpenPrompt; hook != nil {
@@ -100,6 +102,23 @@ func (e *Ext) inspect(req request, reply map[string]any) {
 	reply["type"] = "inspected"
 	reply["tab"], reply["frame"], reply["token"] = p.Tab, frame, token
 	reply["origins"], reply["field"], reply["paused"] = slices.Clone(p.Origins), field, e.paused
+}
+
+// peek reports the page's focused origin and field, as the real
+// extension's peek does, remembering nothing.
+func (e *Ext) peek(reply map[string]any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.page
+	if p.NoTab {
+		reply["type"], reply["error"], reply["detail"] = "error", "no_tab", "no active tab"
+		return
+	}
+	origin := ""
+	if len(p.Origins) > 0 {
+		origin = p.Origins[0]
+	}
+	reply["type"], reply["origin"], reply["field"] = "peeked", origin, p.Field
 }
 
 func (e *Ext) openPrompt(reply map[string]any) int64 {
