@@ -109,7 +109,7 @@ func TestMCPCancel(t *testing.T) {
 	tb := r.open(t, r.site1, "/login")
 	tb.focus("pw")
 	n := r.prompts.count()
-	var progress progressLog
+	var progress progressLog // asked for, so there is progress that must stop
 	call, err := srv.Start("request_secret", map[string]any{"service": "127.0.0.1"}, agenttools.CallOptions{OnProgress: progress.add})
 	if err != nil {
 		t.Fatal(err)
@@ -130,9 +130,6 @@ func TestMCPCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantNoLateMessages(t, d, rep)
-	if len(progress.all()) < 2 {
-		t.Errorf("%d progress notifications before the cancel; want the phases", len(progress.all()))
-	}
 }
 
 // TestMCPTimeouts: the official SDK client's default request timeout is
