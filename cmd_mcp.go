@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sync"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fillgate/fillgate/host/fill"
@@ -16,58 +20,184 @@ type mcpCmd struct{}
 func (mcpCmd) Help() string {
 	return `Add it to your agent, e.g. for Claude Code:
   claude mcp add --scope user fillgate -- fillgate mcp
-The tool returns the same result as fillgate fill --json; never the value.`
+The tool returns the same result as fillgate fill --json; never the value.
+The call waits for the human (90 s by default): give the client a request
+timeout that is reset on progress; fillgate reports progress every few
+seconds while the prompt is open.`
 }
 
-// secretArgs are request_secret's arguments.
-type secretArgs struct {
-	Service string `json:"service" jsonschema:"the site the secret is for, e.g. github.com; the page's host must be it or a subdomain of it"`
-	Field   string `json:"field,omitempty" jsonschema:"password (default) or otp for a one-time code"`
-	Tab     string `json:"tab,omitempty" jsonschema:"optional: pin the browser tab (the extension's tab id or a CDP target id)"`
-	Frame   *int64 `json:"frame,omitempty" jsonschema:"optional: pin the frame (the extension's frame id)"`
-}
+// toolName is the one tool fillgate mcp serves.
+const toolName = "request_secret"
 
 const toolDescription = `Ask the human to type a password or one-time code into the login field that is focused in their browser. ` +
 	`The human answers in a local fillgate page; the value goes straight into the page and is never returned to you. ` +
 	`Before calling, focus the password (or code) field on the login page. ` +
-	`Result: status ok | cancelled | refused | no_response | failed, with detail. ` +
+	`By default fillgate then submits the login form and leaves no value in the page; with then=none the value stays in the field, where any tool reading the page can see it. ` +
+	`The call waits for the human: it can take as long as the prompt's budget (90 s by default, up to 15 minutes); progress is reported every few seconds meanwhile. ` +
+	`Result: status ok | cancelled | refused | no_response | failed, with detail; isError is true for every status but ok. ` +
 	`After no_response do not call again for the same service: follow "fallback".`
 
 func (mcpCmd) Run(a *app) error {
 	s := mcp.NewServer(&mcp.Implementation{Name: "fillgate", Version: manifest.Version}, nil)
-	mcp.AddTool(s, &mcp.Tool{
-		Name:        "request_secret",
-		Title:       "Type a secret into the browser",
-		Description: toolDescription,
-		Meta:        mcp.Meta{"anthropic/requiresUserInteraction": true},
-		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false)},
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in secretArgs) (*mcp.CallToolResult, fill.Result, error) {
-		res := requestSecret(ctx, a, req, in)
-		return &mcp.CallToolResult{IsError: res.Status == fill.StatusFailed}, res, nil
+	s.AddTool(&mcp.Tool{
+		Name:         toolName,
+		Title:        "Type a secret into the browser",
+		Description:  toolDescription,
+		InputSchema:  inputSchema(),
+		OutputSchema: outputSchema(),
+		Meta:         mcp.Meta{"anthropic/requiresUserInteraction": true},
+		Annotations:  toolAnnotations(),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		in, res, ok := parseArgs(req.Params.Arguments)
+		if ok {
+			res = requestSecret(ctx, a, req, in)
+		}
+		return toolResult(res), nil
 	})
-	return s.Run(a.ctx, &mcp.StdioTransport{})
+	s.AddReceivingMiddleware(onlyOurTool)
+	return s.Run(a.ctx, cancelAware{&mcp.StdioTransport{}})
 }
 
+// toolAnnotations are the tool's hints, each set on purpose: it changes
+// the user's browser (it types into their page and, by default, submits
+// the login form, which sends the value to the site: an open world), it is
+// not idempotent (every call asks the human again), and a client should
+// confirm it with the user before running it (destructive).
+func toolAnnotations() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{
+		Title:           "Type a secret into the browser",
+		ReadOnlyHint:    false,
+		DestructiveHint: new(true),
+		IdempotentHint:  false,
+		OpenWorldHint:   new(true),
+	}
+}
+
+// toolResult is res as a tool result: the result object as structured
+// content and as its JSON text, with isError set for every status but ok
+// (the value is not in the field: the agent must not go on as if it were).
+func toolResult(res fill.Result) *mcp.CallToolResult {
+	b, err := json.Marshal(res)
+	if err != nil { // cannot happen: a Result is plain strings
+		b = []byte(`{"status":"failed","service":"","detail":"cannot encode the result"}`)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+		IsError:           res.Status != fill.StatusOK,
+	}
+}
+
+// onlyOurTool answers a tools/call of any other tool with an error that
+// does not quote the name it was given (which could be anything, of any
+// size).
+func onlyOurTool(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil && ctr.Params.Name != toolName {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool: fillgate has one tool, " + toolName}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// requestSecret runs one checked request, with progress for a client that
+// asked for it.
 func requestSecret(ctx context.Context, a *app, req *mcp.CallToolRequest, in secretArgs) fill.Result {
-	field, err := fill.NormalizeField(in.Field)
-	if err != nil {
-		return fill.Result{Status: fill.StatusRefused, Service: in.Service, Detail: err.Error()}
+	freq := fill.Request{Service: in.Service, Field: in.Field, Then: in.Then, Tab: in.Tab, Frame: in.Frame}
+	var onProgress func(fill.Progress)
+	if token := req.Params.GetProgressToken(); token != nil {
+		p := newProgress(ctx, progressEvery, func(ctx context.Context, n float64, msg string) {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: n})
+		})
+		defer p.stop()
+		onProgress = p.phase
 	}
-	freq := fill.Request{Service: in.Service, Field: field, Frame: in.Frame}
-	var cdpTab string
-	freq.Tab, cdpTab = splitTab(in.Tab)
-	token := req.Params.GetProgressToken()
-	step := 0.0
-	progress := func(p fill.Progress) {
-		if token == nil {
-			return
-		}
-		step++
-		msg := p.Phase
-		if p.Phase == fill.PhaseWaiting {
-			msg = fmt.Sprintf("waiting for the human in the browser until %s", p.Deadline.Format("15:04:05"))
-		}
-		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: step, Total: 3})
+	return trigger.Fill(ctx, freq, trigger.Options{Client: "fillgate mcp", Tab: in.CDPTab, Env: a.env, OnProgress: onProgress})
+}
+
+// progressEvery is how often progress goes to the client while the prompt
+// waits for the human: well within 10 s, so a client whose request timeout
+// is reset on progress keeps waiting.
+const progressEvery = 5 * time.Second
+
+// progress reports a request's phases, and while the prompt is open a
+// countdown every p.every, as MCP progress notifications with an
+// increasing progress value. Nothing is sent once the request's context
+// has ended or stop returned.
+type progress struct {
+	ctx   context.Context
+	every time.Duration
+	send  func(ctx context.Context, n float64, msg string)
+
+	mu sync.Mutex // held while sending, so n increases in the order sent
+	n  float64
+
+	cmu     sync.Mutex
+	waiting context.CancelFunc // ends the countdown of the open prompt
+	done    chan struct{}      // closed when that countdown has ended
+}
+
+// newProgress reports through send, with a countdown every every.
+func newProgress(ctx context.Context, every time.Duration, send func(ctx context.Context, n float64, msg string)) *progress {
+	return &progress{ctx: ctx, every: every, send: send}
+}
+
+// notify sends one notification unless the request has ended.
+func (p *progress) notify(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ctx.Err() != nil {
+		return
 	}
-	return trigger.Fill(ctx, freq, trigger.Options{Client: "fillgate mcp", Tab: cdpTab, Env: a.env, OnProgress: progress})
+	p.n++
+	p.send(p.ctx, p.n, msg)
+}
+
+// phase hears one phase of the request.
+func (p *progress) phase(ph fill.Progress) {
+	p.stop()
+	if ph.Phase != fill.PhaseWaiting {
+		p.notify(ph.Phase)
+		return
+	}
+	p.notify(waitingMessage(ph.Deadline))
+	ctx, cancel := context.WithCancel(p.ctx)
+	done := make(chan struct{})
+	p.cmu.Lock()
+	p.waiting, p.done = cancel, done
+	p.cmu.Unlock()
+	go func() {
+		defer close(done)
+		t := time.NewTicker(p.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				p.notify(waitingMessage(ph.Deadline))
+			}
+		}
+	}()
+}
+
+// stop ends the countdown, if one runs, and waits for it; no countdown
+// notification is sent after it returns.
+func (p *progress) stop() {
+	p.cmu.Lock()
+	cancel, done := p.waiting, p.done
+	p.waiting, p.done = nil, nil
+	p.cmu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+func waitingMessage(deadline time.Time) string {
+	if deadline.IsZero() {
+		return "waiting for the human to answer the fillgate prompt in the browser"
+	}
+	left := max(time.Until(deadline).Round(time.Second), 0)
+	return fmt.Sprintf("waiting for the human to answer the fillgate prompt in the browser: %d s left", int(left/time.Second))
 }

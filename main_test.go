@@ -152,9 +152,9 @@ func TestAuditEmpty(t *testing.T) {
 // TestMCP runs `fillgate mcp` as a real subprocess and calls its tool.
 func TestMCP(t *testing.T) {
 	isolate(t)
-	bin := filepath.Join(t.TempDir(), "fillgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := builtBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -172,7 +172,7 @@ func TestMCP(t *testing.T) {
 		service string
 		status  fill.Status
 		isErr   bool
-	}{{"co.uk", fill.StatusRefused, false}, {"github.com", fill.StatusFailed, true}} {
+	}{{"co.uk", fill.StatusRefused, true}, {"github.com", fill.StatusFailed, true}} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "request_secret", Arguments: map[string]any{"service": c.service}})
 		if err != nil {
 			t.Fatal(err)

@@ -93,12 +93,23 @@ const fail = (error, detail) => ({ type: "error", error, detail });
 const notInserted = (reason) => ({ type: "not_inserted", reason });
 const originOf = (url) => { try { return new URL(url).origin; } catch { return ""; } };
 
-// targetTab is tab id, or the active tab of the last focused normal window.
+// targetTab is the tab to inspect, {tab} or {error: reply}: the active tab
+// of the last focused normal window, or the pinned tab id, which must be
+// the active tab of a normal window (a pin only narrows the choice, so a
+// background tab's origin and field are never read or named).
 async function targetTab(id) {
-  if (id != null) return api.tabs.get(id).catch(() => null);
-  const win = await api.windows.getLastFocused({ windowTypes: ["normal"] }).catch(() => null);
-  const [tab] = win ? await api.tabs.query({ active: true, windowId: win.id }) : [];
-  return tab ?? null;
+  if (id == null) {
+    const win = await api.windows.getLastFocused({ windowTypes: ["normal"] }).catch(() => null);
+    const [tab] = win ? await api.tabs.query({ active: true, windowId: win.id }) : [];
+    return tab ? { tab } : { error: fail("no_tab", "no active tab") };
+  }
+  const tab = Number.isSafeInteger(id) ? await api.tabs.get(id).catch(() => null) : null;
+  if (!tab) return { error: fail("no_tab", "no tab has the pinned id") };
+  const win = await api.windows.get(tab.windowId).catch(() => null);
+  if (!tab.active || win?.type !== "normal" || prompts.has(tab.windowId)) {
+    return { error: fail("not_active", "the pinned tab is not the active tab of its window") };
+  }
+  return { tab };
 }
 
 // probeAll runs the probe in every frame of the tab; with a token, each
@@ -138,8 +149,8 @@ const origins = (chain) => chain.map((r) => r.result.origin).reverse();
 const frameProblem = (chain) => chain.slice(0, -1).map((r) => r.result.field.problem).find((p) => p) ?? "";
 
 async function inspect(msg) {
-  const tab = await targetTab(msg.tab);
-  if (!tab) return fail("no_tab", "no active tab");
+  const { tab, error } = await targetTab(msg.tab);
+  if (error) return error;
   const token = crypto.randomUUID();
   let byPath;
   try {

@@ -220,6 +220,10 @@ func (b *Bridge) Inspect(ctx context.Context, req fill.Request) (fill.Inspection
 		Tab   *int64 `json:"tab,omitempty"`
 		Frame *int64 `json:"frame,omitempty"`
 	}{"inspect", req.Tab, req.Frame}, "inspected", &reply)
+	var re *nativemsg.ReplyError
+	if errors.As(err, &re) && re.Code == CodeNotActive {
+		return fill.Inspection{}, notActive{}
+	}
 	if err != nil {
 		return fill.Inspection{}, err
 	}
@@ -248,6 +252,21 @@ func (b *Bridge) Peek(ctx context.Context) (Focused, error) {
 	}
 	return reply.Focused, nil
 }
+
+// CodeNotActive is the extension's error code for an inspect of a pinned
+// tab that is not the active tab of its window.
+const CodeNotActive = "not_active"
+
+// notActive is that refusal: a pin only narrows the choice, and the
+// background tab's origin and field stay unnamed.
+type notActive struct{}
+
+func (notActive) Error() string {
+	return "the tab given with --tab is not the active tab of its window; bring it to the front, or leave --tab out"
+}
+
+// Status makes the Engine report it as refused.
+func (notActive) Status() fill.Status { return fill.StatusRefused }
 
 // call sends req, checks that the reply has type want and decodes it into
 // out. Its errors name the request, never the content of a message.

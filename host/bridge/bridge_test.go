@@ -219,6 +219,16 @@ func TestInspectErrors(t *testing.T) {
 	e.ext.Update(func(p *fakeext.Page) { p.NoAccess = true })
 	_, err = e.b.Inspect(e.ctx(t), fill.Request{})
 	assertReplyError(t, err, "no_access")
+
+	// A pinned background tab is a refusal that names nothing of the tab.
+	e.ext.Update(func(p *fakeext.Page) { p.NoAccess, p.Background = false, true })
+	tab = loginPage.Tab
+	in, err := e.b.Inspect(e.ctx(t), fill.Request{Tab: &tab})
+	var st interface{ Status() fill.Status }
+	if !errors.As(err, &st) || st.Status() != fill.StatusRefused || in.Origin() != "" ||
+		!strings.Contains(err.Error(), "not the active tab of its window") {
+		t.Fatalf("pinned background tab: %+v, %v; want a refusal", in, err)
+	}
 }
 
 func assertReplyError(t *testing.T, err error, code string) {

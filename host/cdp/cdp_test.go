@@ -278,6 +278,36 @@ func TestInspectRefusesNumericTab(t *testing.T) {
 	wantErr(t, err, cdp.ReasonNumericTab, fill.StatusRefused)
 }
 
+// TestPinnedTabMustBeActive: --tab only narrows the choice. A pinned tab
+// that is not the active tab of its window (its document is not visible)
+// is refused before anything in it is probed, and the refusal names
+// neither its origin nor its field.
+func TestPinnedTabMustBeActive(t *testing.T) {
+	s := fakecdp.New(t)
+	bg := page(s, "https://bank.example/login", fill.FieldPassword)
+	page(s, "https://github.com/", fill.FieldOther)
+	bg.SetHidden(true)
+	pinned, _ := connect(t, s, cdp.Options{Tab: bg.ID})
+	in, err := pinned.Inspect(step(t), fill.Request{Service: "bank.example"})
+	ce := wantErr(t, err, cdp.ReasonTabNotActive, fill.StatusRefused)
+	if strings.Contains(ce.Error(), "bank.example") || strings.Contains(ce.Error(), "password") || in.Origin() != "" {
+		t.Fatalf("the refusal names the background tab's origin or field: %v", ce)
+	}
+	calls := 0
+	for _, c := range s.Calls() {
+		if c.Method == "Runtime.callFunctionOn" && c.Target == bg.ID {
+			calls++
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("%d calls into the background tab; want the one visibility check, no probe", calls)
+	}
+	bg.SetHidden(false)
+	if in, err = pinned.Inspect(step(t), fill.Request{Service: "bank.example"}); err != nil || in.Origin() != "https://bank.example" {
+		t.Fatalf("the pinned tab in front: %+v %v", in, err)
+	}
+}
+
 func TestInspectNoPage(t *testing.T) {
 	s := fakecdp.New(t)
 	b, _ := connect(t, s, cdp.Options{})

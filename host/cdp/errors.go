@@ -25,6 +25,7 @@ const (
 	ReasonUnreachable     Reason = "cannot connect"
 	ReasonNoPageTarget    Reason = "no page target"
 	ReasonTabNotFound     Reason = "no page target has the id given with --tab"
+	ReasonTabNotActive    Reason = "the tab given with --tab is not the active tab of its window; bring it to the front, or leave --tab out"
 	ReasonNumericTab      Reason = "a numeric tab or frame id names an extension tab; on the CDP path name the tab by its DevTools target id"
 	ReasonNoFocusedField  Reason = "no focused field"
 	ReasonNoMatch         Reason = "no page target's focused frame matches the service"
@@ -67,7 +68,7 @@ func (e *Error) Unwrap() error { return e.err }
 // The Engine can read it with errors.As and an interface{ Status() fill.Status }.
 func (e *Error) Status() fill.Status {
 	switch e.Reason {
-	case ReasonNotLoopback, ReasonHostMismatch, ReasonOtherUser, ReasonNoPageTarget, ReasonTabNotFound,
+	case ReasonNotLoopback, ReasonHostMismatch, ReasonOtherUser, ReasonNoPageTarget, ReasonTabNotFound, ReasonTabNotActive,
 		ReasonNumericTab, ReasonNoFocusedField, ReasonNoMatch, ReasonAmbiguous:
 		return fill.StatusRefused
 	}

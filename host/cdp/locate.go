@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/fillgate/fillgate/host/fill"
@@ -79,6 +80,9 @@ func (b *Browser) Inspect(ctx context.Context, req fill.Request) (fill.Inspectio
 			return fill.Inspection{}, newError(b.ep, ReasonTabNotFound, "", nil)
 		}
 		pages = pages[i : i+1]
+		if err := b.checkActive(ctx, pages[0].TargetID); err != nil {
+			return fill.Inspection{}, err
+		}
 	}
 	if len(pages) == 0 {
 		return fill.Inspection{}, newError(b.ep, ReasonNoPageTarget, "", nil)
@@ -112,6 +116,57 @@ func (b *Browser) Inspect(ctx context.Context, req fill.Request) (fill.Inspectio
 		Origins: loc.origins(),
 		Field:   field,
 	}, nil
+}
+
+// visibleJS reports whether the document is visible, through the
+// getter of the isolated world it runs in, which the page cannot replace.
+const visibleJS = `function () {
+  return Reflect.apply(Object.getOwnPropertyDescriptor(Document.prototype, "visibilityState").get, document, []) === "visible";
+}`
+
+// checkActive refuses the tab pinned with Options.Tab unless it is the
+// active tab of its window, before anything in it is probed: a pin only
+// narrows the choice, and a background tab's origin and field stay
+// unnamed. CDP has no notion of a window's active tab; a page is
+// "visible" (document.visibilityState, read in fillgate's isolated world
+// of the top frame) only while it is the tab in front of its window and
+// the window is not minimised, which is what the extension's tab.active
+// means (PROTOCOL.md, section 2).
+func (b *Browser) checkActive(ctx context.Context, id target.ID) error {
+	s, err := b.attach(ctx, id)
+	if err != nil {
+		return b.locateError(ctx, err)
+	}
+	tree, err := cdp.Call(ctx, s.target, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		return b.locateError(ctx, s.wrap(err))
+	}
+	if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
+		return newError(b.ep, ReasonProtocol, "the page has no frame tree", nil)
+	}
+	visible := func() (*runtime.RemoteObject, error) {
+		w, err := b.worldFor(ctx, s, tree.FrameTree.Frame.ID)
+		if err != nil {
+			return nil, err
+		}
+		obj, err := w.call(ctx, visibleJS, "visible", nil, true)
+		if errors.Is(err, errContextGone) {
+			b.forgetWorld(w) // the page navigated since the world was made
+		}
+		return obj, err
+	}
+	obj, err := visible()
+	if errors.Is(err, errContextGone) {
+		obj, err = visible()
+	}
+	if err != nil {
+		return b.locateError(ctx, err)
+	}
+	if string(obj.Value) != "true" {
+		b.release(s)
+		return newError(b.ep, ReasonTabNotActive, "", nil)
+	}
+	return nil
 }
 
 // userPages keeps the page targets that are the user's: not a prompt tab

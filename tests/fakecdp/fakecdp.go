@@ -67,7 +67,16 @@ type Target struct {
 	Root *Frame
 	// URL is the target's URL as listed (a page's path is part of it).
 	URL    string
+	hidden bool // a background tab: its document is not visible
 	closed bool
+}
+
+// SetHidden makes the page a background tab (its document not visible),
+// or the tab in front of its window again.
+func (t *Target) SetHidden(hidden bool) {
+	t.Root.s.mu.Lock()
+	defer t.Root.s.mu.Unlock()
+	t.hidden = hidden
 }
 
 // Frame is one frame of a page.

@@ -180,7 +180,8 @@ func (s *Server) callFunction(ss *session, msg *cdproto.Message) (any, []outgoin
 			clear(a.Value)
 		}
 	}()
-	if !strings.Contains(p.FunctionDeclaration, "function fillgateInPage(op, arg)") {
+	visibility := strings.Contains(p.FunctionDeclaration, `"visibilityState"`)
+	if !visibility && !strings.Contains(p.FunctionDeclaration, "function fillgateInPage(op, arg)") {
 		return nil, nil, errorf(-32000, "fakecdp: not the embedded in-page function")
 	}
 	if p.UniqueContextID == "" || p.ExecutionContextID != 0 {
@@ -189,6 +190,10 @@ func (s *Server) callFunction(ss *session, msg *cdproto.Message) (any, []outgoin
 	w := ss.worlds[p.UniqueContextID]
 	if w == nil || w.gen != w.frame.gen {
 		return nil, nil, errorf(-32602, "uniqueContextId not found")
+	}
+	if visibility { // host/cdp's check of a pinned tab: is the page visible?
+		raw, _ := json.Marshal(!w.frame.target.hidden)
+		return runtime.CallFunctionOnResult{Result: &runtime.RemoteObject{Type: "boolean", Value: raw}}, nil, nil
 	}
 	if len(p.Arguments) == 0 {
 		return nil, nil, errorf(-32602, "no op")

@@ -48,6 +48,9 @@ type Page struct {
 	// NoAccess means the page cannot be scripted: inspect fails with
 	// no_access.
 	NoAccess bool
+	// Background means the tab is not the active tab of its window: an
+	// inspect that pins it fails with not_active.
+	Background bool
 	// RejectInsert makes the in-page insert itself fail (insert_failed).
 	RejectInsert bool
 	// WrongLength makes the insert report matched=false.

@@ -89,6 +89,9 @@ func (e *Ext) inspect(req request, reply map[string]any) {
 	case p.NoTab || (req.Tab != nil && *req.Tab != p.Tab):
 		reply["type"], reply["error"], reply["detail"] = "error", "no_tab", "no such tab"
 		return
+	case req.Tab != nil && p.Background:
+		reply["type"], reply["error"], reply["detail"] = "error", "not_active", "the pinned tab is not the active tab of its window"
+		return
 	case p.NoAccess:
 		reply["type"], reply["error"], reply["detail"] = "error", "no_access", "the page cannot be scripted"
 		return

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -114,4 +115,74 @@ func Process(t testing.TB, secret []byte, pid int) {
 		}
 		Bytes(t, secret, p, data)
 	}
+}
+
+// masks are the characters tools render a masked field with: a run of
+// them as long as the secret tells its length.
+var masks = []string{"•", "●", "*"}
+
+// MaskedLength reports whether data holds a run of exactly len(secret)
+// mask characters (as chrome-devtools-mcp shows a password field: value="•••…"),
+// which gives the secret's length away.
+func MaskedLength(data, secret []byte) bool {
+	n := len(secret)
+	for _, m := range masks {
+		run := []byte(strings.Repeat(m, n))
+		for i := 0; ; {
+			j := bytes.Index(data[i:], run)
+			if j < 0 {
+				break
+			}
+			start, end := i+j, i+j+len(run)
+			if !bytes.HasSuffix(data[:start], []byte(m)) && !bytes.HasPrefix(data[end:], []byte(m)) {
+				return true
+			}
+			i = start + len(m)
+		}
+	}
+	return false
+}
+
+// Agent fails t if what an agent's own tool returned (a tool result, its
+// log), described by name, holds the secret in any encoding leakscan
+// knows, or a masked field exactly as long as it.
+func Agent(t testing.TB, secret []byte, name string, data []byte) {
+	t.Helper()
+	Bytes(t, secret, name, data)
+	if MaskedLength(data, secret) {
+		t.Errorf("leak: %s shows a masked field as long as the secret", name)
+	}
+}
+
+// AgentDirs fails t for every file under dirs (an agent tool's output
+// folder: saved snapshots, screenshots, logs) that Agent would fail. It
+// returns how many files it read.
+func AgentDirs(t testing.TB, secret []byte, dirs ...string) int {
+	t.Helper()
+	n := 0
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if os.IsNotExist(err) {
+					return nil
+				}
+				return err
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Errorf("leak scan: cannot read %s: %v", path, err)
+				return nil
+			}
+			n++
+			Agent(t, secret, path, data)
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			t.Errorf("leak scan of %s: %v", dir, err)
+		}
+	}
+	return n
 }

@@ -52,3 +52,35 @@ func TestDirsReportsLeakingFile(t *testing.T) {
 		t.Errorf("reported %d leaks, want 1", r.errs)
 	}
 }
+
+func TestMaskedLength(t *testing.T) {
+	s := []byte("abcdef")
+	for _, c := range []struct {
+		data string
+		want bool
+	}{
+		{`textbox value="••••••"`, true},
+		{`value="******" x`, true},
+		{`value="•••••"`, false},   // shorter
+		{`value="•••••••"`, false}, // longer
+		{`a ••• b ••••••`, true},
+		{`nothing`, false},
+	} {
+		if got := MaskedLength([]byte(c.data), s); got != c.want {
+			t.Errorf("%q: %v, want %v", c.data, got, c.want)
+		}
+	}
+	r := &recorder{TB: t}
+	Agent(r, s, "a snapshot", []byte(`uid=1 textbox value="••••••"`))
+	if r.errs != 1 {
+		t.Errorf("Agent reported %d leaks, want 1", r.errs)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "page.yml"), []byte("- textbox: "+string(s)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = &recorder{TB: t}
+	if n := AgentDirs(r, s, dir, filepath.Join(dir, "missing")); n != 1 || r.errs != 1 {
+		t.Errorf("AgentDirs read %d files and reported %d leaks, want 1 and 1", n, r.errs)
+	}
+}

@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fillgate/fillgate/host/fill"
+)
+
+// binDir holds the fillgate binary the tests build; TestMain removes it.
+var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "fillgate-mcp-test-") })
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dir, err := binDir(); err == nil {
+		_ = os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// builtBinary builds fillgate once for the tests that run it as a
+// subprocess.
+var builtBinary = sync.OnceValues(func() (string, error) {
+	dir, err := binDir()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "fillgate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// mcpSession runs `fillgate mcp` as a subprocess of the test, isolated
+// from the user's set-up, and connects the Go SDK client to it.
+func mcpSession(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	isolate(t)
+	bin, err := builtBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "mcp")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func TestMCPToolSchema(t *testing.T) {
+	cs := mcpSession(t)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 1 {
+		t.Fatalf("tools: %+v, %v", tools, err)
+	}
+	tool := tools.Tools[0]
+	raw, _ := json.Marshal(tool.InputSchema)
+	var in struct {
+		Type       string
+		Required   []string
+		Additional *bool `json:"additionalProperties"`
+		Properties map[string]struct {
+			Type      string
+			Enum      []string
+			MaxLength int
+			Pattern   string
+			Minimum   *float64
+		}
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatal(err)
+	}
+	p := in.Properties
+	if in.Type != "object" || strings.Join(in.Required, ",") != "service" || in.Additional == nil || *in.Additional ||
+		p["service"].Type != "string" || p["service"].MaxLength != maxService ||
+		strings.Join(p["field"].Enum, ",") != "password,otp,one-time-code" ||
+		strings.Join(p["then"].Enum, ",") != "submit,none" ||
+		p["tab"].Type != "string" || p["tab"].Pattern == "" ||
+		p["frame"].Type != "integer" || p["frame"].Minimum == nil || *p["frame"].Minimum != 0 {
+		t.Errorf("input schema %s", raw)
+	}
+	out, _ := json.Marshal(tool.OutputSchema)
+	if !strings.Contains(string(out), `"no_response"`) {
+		t.Errorf("output schema %s", out)
+	}
+	a := tool.Annotations
+	if a == nil || a.ReadOnlyHint || a.DestructiveHint == nil || !*a.DestructiveHint || a.IdempotentHint ||
+		a.OpenWorldHint == nil || !*a.OpenWorldHint {
+		t.Errorf("annotations %+v", a)
+	}
+	if tool.Meta["anthropic/requiresUserInteraction"] != true {
+		t.Errorf("meta %v", tool.Meta)
+	}
+	for _, want := range []string{"can take as long", "progress is reported", "isError is true for every status but ok", "then=none"} {
+		if !strings.Contains(tool.Description, want) {
+			t.Errorf("the description does not say %q", want)
+		}
+	}
+}
+
+// TestMCPArgumentErrors sends bad arguments: each is refused with a clean
+// message that never echoes more than a short prefix of what was sent.
+func TestMCPArgumentErrors(t *testing.T) {
+	cs := mcpSession(t)
+	long := strings.Repeat("a", 10_000) + ".example"
+	huge := strings.Repeat("b", 1<<20)
+	cases := []struct {
+		name   string
+		args   any
+		detail string
+	}{
+		{"no arguments", nil, "service is required"},
+		{"null service", map[string]any{"service": nil}, "service is required"},
+		{"empty service", map[string]any{"service": " "}, "service is required"},
+		{"number service", map[string]any{"service": 42}, "service must be a string; got a number"},
+		{"object service", map[string]any{"service": map[string]any{"x": 1}}, "service must be a string; got an object"},
+		{"10 kB service", map[string]any{"service": long}, `service is too long (10008 bytes; at most 260): it starts "aaaaaaaaaaaaaaaaaaaaaaaa"…`},
+		{"1 MB service", map[string]any{"service": huge}, "service is too long (1048576 bytes"},
+		{"unknown field", map[string]any{"service": "github.com", "field": "username"}, `field "username" is not one of password, otp, one-time-code`},
+		{"field type", map[string]any{"service": "github.com", "field": true}, "field must be a string; got a boolean"},
+		{"then", map[string]any{"service": "github.com", "then": "later"}, `then "later" is not one of submit, none`},
+		{"tab garbage", map[string]any{"service": "github.com", "tab": "<script>\u202e"}, `tab "<script>\u202e" is neither`},
+		{"tab too long", map[string]any{"service": "github.com", "tab": huge}, "tab is too long"},
+		{"tab zero", map[string]any{"service": "github.com", "tab": 0}, "tab must be a whole number from 1"},
+		{"tab array", map[string]any{"service": "github.com", "tab": []int{1}}, "tab must be a string; got an array"},
+		{"frame fraction", map[string]any{"service": "github.com", "frame": 1.5}, "frame must be a whole number from 0"},
+		{"frame negative", map[string]any{"service": "github.com", "frame": -1}, "frame must be a whole number from 0"},
+		{"frame string", map[string]any{"service": "github.com", "frame": "0"}, "frame must be a whole number; got a string"},
+		{"unknown argument", map[string]any{"service": "github.com", huge: 1}, `unknown argument "bbbbbbbbbbbbbbbbbbbbbbbb"…`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolName, Arguments: c.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(res)
+			if len(b) > 1024 {
+				t.Fatalf("the result is %d bytes long: it echoes the arguments", len(b))
+			}
+			var r fill.Result
+			sc, _ := json.Marshal(res.StructuredContent)
+			if err := json.Unmarshal(sc, &r); err != nil || r.Status != fill.StatusRefused || !res.IsError || r.Service != "" {
+				t.Fatalf("result %s; want refused, isError, no service", b)
+			}
+			if !strings.Contains(r.Detail, c.detail) || strings.Contains(r.Detail, "reflect") {
+				t.Errorf("detail %q; want it to say %q", r.Detail, c.detail)
+			}
+			var text fill.Result
+			if len(res.Content) != 1 || json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &text) != nil || text != r {
+				t.Errorf("the text content is not the result's JSON: %s", b)
+			}
+		})
+	}
+	// A call of another tool is answered without quoting its name.
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: huge})
+	if err == nil || strings.Contains(err.Error(), "bbbbbbbb") || !strings.Contains(err.Error(), "fillgate has one tool") {
+		t.Errorf("another tool: %v", err)
+	}
+}
+
+// TestMCPNullsMeanNotGiven: an optional argument sent as null is taken as
+// absent, so the request goes ahead (and fails here: no browser).
+func TestMCPNullsMeanNotGiven(t *testing.T) {
+	cs := mcpSession(t)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: toolName, Arguments: map[string]any{
+		"service": "github.com", "field": nil, "then": nil, "tab": nil, "frame": nil,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	var r fill.Result
+	if err := json.Unmarshal(sc, &r); err != nil || r.Status != fill.StatusFailed || r.Service != "github.com" || !res.IsError {
+		t.Errorf("result %s (isError %v)", sc, res.IsError)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want secretArgs
+	}{
+		{`{"service":"github.com"}`, secretArgs{Service: "github.com", Field: fill.FieldPassword, Then: fill.ThenSubmit}},
+		{`{"service":"a.test","field":"otp","then":"none"}`, secretArgs{Service: "a.test", Field: fill.FieldOTP, Then: fill.ThenNone}},
+		{`{"service":"a.test","tab":"12","frame":3}`, secretArgs{Service: "a.test", Field: fill.FieldPassword, Then: fill.ThenSubmit, Tab: new(int64(12)), Frame: new(int64(3))}},
+		{`{"service":"a.test","tab":12}`, secretArgs{Service: "a.test", Field: fill.FieldPassword, Then: fill.ThenSubmit, Tab: new(int64(12))}},
+		{`{"service":"a.test","tab":"8f3a2b9c0d1e4f5a6b7c8d9e0f1a2b3c"}`, secretArgs{Service: "a.test", Field: fill.FieldPassword, Then: fill.ThenSubmit, CDPTab: "8f3a2b9c0d1e4f5a6b7c8d9e0f1a2b3c"}},
+	} {
+		got, res, ok := parseArgs(json.RawMessage(c.raw))
+		if !ok {
+			t.Errorf("%s: refused: %s", c.raw, res.Detail)
+			continue
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(c.want)
+		if string(gb) != string(wb) {
+			t.Errorf("%s: %s; want %s", c.raw, gb, wb)
+		}
+	}
+	for _, raw := range []string{`[]`, `"github.com"`, `{"service":"a.test","tab":"012"}`, `{"service":"a.test","tab":"9007199254740993"}`, `{"service":"a.test"`} {
+		if _, res, ok := parseArgs(json.RawMessage(raw)); ok || res.Status != fill.StatusRefused {
+			t.Errorf("%s: accepted", raw)
+		}
+	}
+}
+
+// fakeConn is an mcp.Connection fed by the test.
+type fakeConn struct {
+	in      chan jsonrpc.Message
+	mu      sync.Mutex
+	written []jsonrpc.Message
+}
+
+func (f *fakeConn) Read(ctx context.Context) (jsonrpc.Message, error) { return <-f.in, nil }
+func (f *fakeConn) Write(_ context.Context, m jsonrpc.Message) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.written = append(f.written, m)
+	return nil
+}
+func (f *fakeConn) Close() error      { return nil }
+func (f *fakeConn) SessionID() string { return "" }
+
+type fakeTransport struct{ c *fakeConn }
+
+func (f fakeTransport) Connect(context.Context) (mcp.Connection, error) { return f.c, nil }
+
+// TestCancelledRequestGetsNoResponse: after notifications/cancelled, the
+// response to that request and progress for it are not written; other
+// requests are answered as usual.
+func TestCancelledRequestGetsNoResponse(t *testing.T) {
+	fc := &fakeConn{in: make(chan jsonrpc.Message, 8)}
+	conn, err := cancelAware{fakeTransport{fc}}.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := func(n int64) jsonrpc.ID { i, _ := jsonrpc.MakeID(float64(n)); return i }
+	read := func(m jsonrpc.Message) {
+		fc.in <- m
+		if _, err := conn.Read(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(&jsonrpc.Request{ID: id(1), Method: "tools/call", Params: json.RawMessage(`{"name":"request_secret","_meta":{"progressToken":"p1"}}`)})
+	read(&jsonrpc.Request{ID: id(2), Method: "tools/call", Params: json.RawMessage(`{"name":"request_secret","_meta":{"progressToken":7}}`)})
+	read(&jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":1,"reason":"stop"}`)})
+	progress := func(token string) *jsonrpc.Request {
+		return &jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`{"progressToken":` + token + `,"progress":1}`)}
+	}
+	for _, m := range []jsonrpc.Message{
+		progress(`"p1"`), progress(`7`),
+		&jsonrpc.Response{ID: id(1), Result: json.RawMessage(`{}`)},
+		&jsonrpc.Response{ID: id(2), Result: json.RawMessage(`{}`)},
+		&jsonrpc.Response{ID: id(1), Result: json.RawMessage(`{}`)}, // not a request in flight any more: passed on
+	} {
+		if err := conn.Write(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, m := range fc.written {
+		switch m := m.(type) {
+		case *jsonrpc.Response:
+			got = append(got, "response "+string(mustJSON(m.ID.Raw())))
+		case *jsonrpc.Request:
+			got = append(got, m.Method+" "+string(m.Params))
+		}
+	}
+	want := []string{`notifications/progress {"progressToken":7,"progress":1}`, "response 2", "response 1"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("written: %q\nwant:    %q", got, want)
+	}
+}
+
+func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// TestProgressCountdown: phases go out at once, the countdown repeats
+// while the prompt is open and stops with the next phase, every progress
+// value is larger than the one before, and nothing is sent after stop or
+// once the request has ended.
+func TestProgressCountdown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type note struct {
+		n   float64
+		msg string
+	}
+	sent := make(chan note, 64)
+	p := newProgress(ctx, 5*time.Millisecond, func(_ context.Context, n float64, msg string) { sent <- note{n, msg} })
+	next := func() note {
+		select {
+		case n := <-sent:
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatal("no progress notification")
+		}
+		return note{}
+	}
+	last := 0.0
+	check := func(n note, prefix string) {
+		t.Helper()
+		if n.n <= last || !strings.HasPrefix(n.msg, prefix) {
+			t.Errorf("progress %v %q after %v; want more, saying %q", n.n, n.msg, last, prefix)
+		}
+		last = n.n
+	}
+	p.phase(fill.Progress{Phase: fill.PhaseInspecting})
+	check(next(), "inspecting")
+	p.phase(fill.Progress{Phase: fill.PhaseWaiting, Deadline: time.Now().Add(time.Minute)})
+	for range 3 { // the phase itself, then at least two countdown ticks
+		check(next(), "waiting for the human to answer the fillgate prompt in the browser: ")
+	}
+	p.phase(fill.Progress{Phase: fill.PhaseInserting})
+	for n := next(); !strings.HasPrefix(n.msg, "inserting"); n = next() {
+		check(n, "waiting") // ticks sent before the phase changed
+	}
+	if len(sent) != 0 {
+		t.Errorf("the countdown went on after the prompt closed")
+	}
+	p.phase(fill.Progress{Phase: fill.PhaseWaiting})
+	check(next(), "waiting")
+	p.stop()
+	for len(sent) > 0 {
+		check(<-sent, "waiting") // ticks sent before stop returned
+	}
+	cancel()
+	p.notify("after the end")
+	if len(sent) != 0 {
+		t.Errorf("progress after stop or after the request ended")
+	}
+}

@@ -1,0 +1,219 @@
+//go:build linux
+
+package agents
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/manifest"
+	"github.com/fillgate/fillgate/tests/agenttools"
+)
+
+// testContext bounds a whole browser test on a slow, shared machine.
+func testContext(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// svc is the service of the login site on 127.0.0.1.
+const svc = "127.0.0.1"
+
+// TestNeverInTheAgentsTools: after an ok fill, on either path, for either
+// kind of field, the agent's own tools, attached to the browser the whole
+// time, find the value nowhere: not in a result, not in a file they saved,
+// not in the page (the field is empty or gone). then=none is the
+// documented exception, and its result says so.
+func TestNeverInTheAgentsTools(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 6*time.Minute)
+	r := newRig(t, ctx, basePolicy)
+	tools := r.attachTools(t)
+	agent := fillgateMCP(t, ctx, tools.d, "fillgate-mcp", r.env)
+
+	for _, via := range []string{fill.ViaExtension, fill.ViaCDP} {
+		for _, c := range []struct {
+			name, path, field, id string
+		}{
+			{"password", "/login", fill.FieldPassword, "pw"},
+			{"one-time code", "/otp", fill.FieldOTP, "otp"},
+		} {
+			t.Run(via+"/"+c.name, func(t *testing.T) {
+				secret := r.secret(t)
+				if c.field == fill.FieldOTP {
+					secret = r.code(t)
+				}
+				tb := r.open(t, r.site1, c.path)
+				tb.focus(c.id)
+				m := tools.mark(t)
+				n := r.prompts.count()
+				run := r.fill(t, "--service", svc, "--field", c.field, "--via", via)
+				p := r.awaitPrompt(t, n)
+				p.send(secret)
+				res := run.result(t)
+				if res.Status != fill.StatusOK || res.Via != via || res.Origin != r.site1.origin {
+					t.Fatalf("result %+v; want ok via %s into %s", res, via, r.site1.origin)
+				}
+				// Right away, as an agent would look after a login.
+				tools.readPage(t, tb, secret, m)
+				if !tb.holdsNowhere(secret) {
+					t.Errorf("the page still holds the value after the fill returned (the %s field is neither empty nor gone)", c.name)
+				}
+				r.waitPromptClosed(t, p)
+				r.scanFillgate(t, secret)
+			})
+		}
+
+		// then=none is the documented exception: the value stays in the
+		// field, and the result says the page (and any tool reading it)
+		// can see it. (Through the MCP tool, the agent's usual way.)
+		t.Run(via+"/then none says the page can see the field", func(t *testing.T) {
+			if via == fill.ViaCDP {
+				r.writePolicy(basePolicy + "via = cdp\n")
+				defer r.writePolicy(basePolicy)
+			}
+			secret := r.secret(t)
+			tb := r.open(t, r.site1, "/login")
+			tb.focus("pw")
+			m := tools.mark(t)
+			n := r.prompts.count()
+			call, err := agent.Start("request_secret", map[string]any{"service": svc, "then": "none"}, agenttools.CallOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := r.awaitPrompt(t, n)
+			p.send(secret)
+			raw, err := call.Wait(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := mcpResult(t, raw)
+			if res.Status != fill.StatusOK || res.Via != via || raw.IsError {
+				t.Fatalf("result %+v (isError %v); want ok via %s", res, raw.IsError, via)
+			}
+			if !strings.Contains(res.Detail, "can see") {
+				t.Errorf("the detail %q does not say that the page, and any tool reading it, can see the field", res.Detail)
+			}
+			if !tb.holds("pw", secret) {
+				t.Errorf("with then=none the field does not hold the value")
+			}
+			r.waitPromptClosed(t, p)
+			r.scanFillgate(t, secret)
+			tools.scan(t, secret, m) // no tool read this page
+		})
+	}
+}
+
+// TestCDPTabPromptHiddenFromPlaywright: with prompt_opener = cdp-tab the
+// prompt opens as a tab of the CDP browser; the agent's Playwright MCP,
+// attached to that browser, must not see it: not in browser_tabs, not in
+// a snapshot's tab list (its title, its address, its nonce).
+func TestCDPTabPromptHiddenFromPlaywright(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 4*time.Minute)
+	r := newRig(t, ctx, basePolicy)
+	tools := r.attachTools(t)
+	secret := r.secret(t) // typed nowhere; the scans look for it all the same
+	tb := r.open(t, r.site1, "/login")
+	tb.focus("pw")
+	n := r.prompts.count()
+	run := r.fill(t, "--service", svc, "--via", fill.ViaCDP)
+	p := r.awaitPrompt(t, n)
+	u, err := url.Parse(p.url)
+	if err != nil || len(u.Path) < 8 {
+		t.Fatalf("the prompt's URL has no nonce")
+	}
+	marks := map[string]string{"the prompt's path (its nonce)": u.Path, "the prompt's address": u.Host, "the prompt's title": p.title()}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"browser_tabs", map[string]any{"action": "list"}},
+		{"browser_snapshot", map[string]any{}},
+	} {
+		out := tools.call(t, tools.pw, secret, c.tool, c.args)
+		for what, s := range marks {
+			if strings.Contains(out, s) {
+				t.Errorf("Playwright MCP's %s shows %s", c.tool, what)
+			}
+		}
+	}
+	r.closeWindow(t, p)
+	if res := run.result(t); res.Status != fill.StatusCancelled {
+		t.Errorf("result %+v; want cancelled", res)
+	}
+}
+
+// TestPinnedTabOnlyNarrows: a pinned tab (--tab) that is not the active
+// tab of its window is refused at once, on either path, and the refusal
+// names neither its origin nor its field; the same pin in front goes
+// ahead to the prompt.
+func TestPinnedTabOnlyNarrows(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 4*time.Minute)
+	r := newRig(t, ctx, basePolicy)
+	for _, via := range []string{fill.ViaExtension, fill.ViaCDP} {
+		t.Run(via, func(t *testing.T) {
+			bg := r.openBeside(t, r.site1, "/login")
+			bg.focus("pw")
+			id := string(bg.id)
+			if via == fill.ViaExtension {
+				id = r.extensionTabID(t, bg)
+			}
+			r.openBeside(t, r.site2, "/other") // in front of it, in its window
+			n := r.prompts.count()
+			run := r.fill(t, "--service", svc, "--via", via, "--tab", id)
+			if opened, err := r.prompts.openedOrDone(r.ctx, n, run.done); err != nil || opened {
+				t.Errorf("a prompt opened for the pinned background tab (%v)", err)
+				r.closeWindow(t, r.awaitPrompt(t, n))
+				n++
+			}
+			wantBackgroundRefusal(t, r, run.result(t))
+
+			bg.front()
+			run = r.fill(t, "--service", svc, "--via", via, "--tab", id)
+			p := r.awaitPrompt(t, n)
+			r.closeWindow(t, p)
+			if res := run.result(t); res.Status != fill.StatusCancelled || res.Origin != r.site1.origin {
+				t.Errorf("the pinned tab in front: %+v; want cancelled at the prompt", res)
+			}
+		})
+	}
+}
+
+// wantBackgroundRefusal checks the refusal of a pinned background tab:
+// refused at once, no prompt, and nothing of the tab named.
+func wantBackgroundRefusal(t *testing.T, r *rig, res fill.Result) {
+	t.Helper()
+	if res.Status != fill.StatusRefused || !strings.Contains(res.Detail, "not the active tab of its window") {
+		t.Errorf("result %+v; want refused: not the active tab of its window", res)
+	}
+	if res.Origin != "" || strings.Contains(res.Detail, r.site1.origin) || strings.Contains(res.Detail, "password") {
+		t.Errorf("the refusal names the background tab's origin or field: %+v", res)
+	}
+}
+
+// extensionTabID asks the extension (from its own popup page, in a tab
+// beside tb that closes again) for tb's tab id.
+func (r *rig) extensionTabID(t *testing.T, tb *tab) string {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(r.bctx, chromedp.WithNewWindow(false))
+	defer cancel() // closes the popup's tab
+	if err := chromedp.Do(ctx, chromedp.Navigate(manifest.ExtensionOrigin+"popup.html")); err != nil {
+		t.Fatalf("open the extension's popup: %v", err)
+	}
+	id, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`chrome.tabs.query({}).then((ts) => ts.find((x) => x.url === `+quote(tb.url)+`)?.id ?? -1)`,
+		chromedp.EvalAwaitPromise))
+	if err != nil || id < 0 {
+		t.Fatalf("the extension's id of the tab: %d, %v", id, err)
+	}
+	return strconv.FormatInt(id, 10)
+}
