@@ -15,7 +15,9 @@ import (
 	"github.com/fillgate/fillgate/manifest"
 )
 
-type mcpCmd struct{}
+type mcpCmd struct {
+	Socket string `help:"Ask the fillgate host on this socket (e.g. one forwarded from your desktop with ssh -R) instead of the local one." type:"path"`
+}
 
 func (mcpCmd) Help() string {
 	return `Add it to your agent, e.g. for Claude Code:
@@ -37,7 +39,7 @@ const toolDescription = `Ask the human to type a password or one-time code into 
 	`Result: status ok | cancelled | refused | no_response | failed, with detail; isError is true for every status but ok. ` +
 	`After no_response do not call again for the same service: follow "fallback".`
 
-func (mcpCmd) Run(a *app) error {
+func (c mcpCmd) Run(a *app) error {
 	s := mcp.NewServer(&mcp.Implementation{Name: "fillgate", Version: manifest.Version}, nil)
 	s.AddTool(&mcp.Tool{
 		Name:         toolName,
@@ -50,7 +52,7 @@ func (mcpCmd) Run(a *app) error {
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, res, ok := parseArgs(req.Params.Arguments)
 		if ok {
-			res = requestSecret(ctx, a, req, in)
+			res = requestSecret(ctx, a, c.Socket, req, in)
 		}
 		return toolResult(res), nil
 	})
@@ -102,7 +104,7 @@ func onlyOurTool(next mcp.MethodHandler) mcp.MethodHandler {
 
 // requestSecret runs one checked request, with progress for a client that
 // asked for it.
-func requestSecret(ctx context.Context, a *app, req *mcp.CallToolRequest, in secretArgs) fill.Result {
+func requestSecret(ctx context.Context, a *app, socket string, req *mcp.CallToolRequest, in secretArgs) fill.Result {
 	freq := fill.Request{Service: in.Service, Field: in.Field, Then: in.Then, Tab: in.Tab, Frame: in.Frame}
 	var onProgress func(fill.Progress)
 	if token := req.Params.GetProgressToken(); token != nil {
@@ -112,7 +114,7 @@ func requestSecret(ctx context.Context, a *app, req *mcp.CallToolRequest, in sec
 		defer p.stop()
 		onProgress = p.phase
 	}
-	return trigger.Fill(ctx, freq, trigger.Options{Client: "fillgate mcp", Tab: in.CDPTab, Env: a.env, OnProgress: onProgress})
+	return trigger.Fill(ctx, freq, trigger.Options{Client: "fillgate mcp", Tab: in.CDPTab, Socket: socket, Env: a.env, OnProgress: onProgress})
 }
 
 // progressEvery is how often progress goes to the client while the prompt

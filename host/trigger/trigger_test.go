@@ -366,3 +366,24 @@ func TestUnreachableBrowserIsAudited(t *testing.T) {
 		t.Errorf("audit: %+v %v", entries, err)
 	}
 }
+
+func TestSocketAsksOnlyThatSocket(t *testing.T) {
+	w := newWorld(t)
+	w.host(&fakeHost{})
+	dir, err := dirs.Runtime(w.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(socket, via string) fill.Result {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return trigger.Fill(ctx, fill.Request{Service: "example.com", Field: fill.FieldPassword},
+			trigger.Options{Via: via, Client: "fillgate fill", Env: w.env, Socket: socket})
+	}
+	wantResult(t, ask(agentsock.SocketPath(dir), ""), fill.StatusOK, fill.ViaExtension, "fake host")
+	// A socket nobody serves fails at once, with no CDP fallback.
+	wantResult(t, ask(filepath.Join(t.TempDir(), "forwarded.sock"), ""), fill.StatusFailed, fill.ViaExtension,
+		"no fillgate host answered on", "ssh -R")
+	wantResult(t, ask(agentsock.SocketPath(dir), trigger.ViaCDP), fill.StatusRefused, "", "--socket")
+	w.contacts(1, false)
+}
