@@ -230,7 +230,7 @@ async function fillgateInPage(op, arg) {
   // to leave (then it clears the fields at once), DOM changes.
   const watch = (fields) => {
     const w = { submits: [], invalid: null, left: false, wake: null };
-    const roots = [document, ...new Set(fields.map(rootNode).filter((r) => r !== document))];
+    const roots = [document, ...new Set(fields.map((f) => rootNode(f)).filter((r) => r !== document))];
     // Whatever a field fillgate filled holds now came from the insert.
     const held = (f) => connected(f) && valueOf(f) !== "";
     w.holds = () => fields.some(held);
@@ -317,8 +317,8 @@ async function fillgateInPage(op, arg) {
   const nameOf = (el, value) => {
     const ls = el instanceof HTMLInputElement ? Array.from(labels(el) || []) : [];
     const names = [...ls.map(textOf), attr(el, "aria-label"), attr(el, "name"), attr(el, "id")];
-    const name = names.map((n) => (n || "").replace(/\s+/g, " ").trim().slice(0, 60)).find((n) => n) || "";
-    return name && !name.includes(value) ? name : el instanceof HTMLInputElement ? type(el) : "";
+    const name = names.map((n) => (n || "").replace(/\s+/g, " ").trim()).find((n) => n && !n.includes(value))?.slice(0, 60);
+    return name || (el instanceof HTMLInputElement ? type(el) : "");
   };
   // afterInsert submits and leaves nothing in the page (PROTOCOL.md §3).
   const afterInsert = async (w, el, fields, kind, matched, form, value) => {
