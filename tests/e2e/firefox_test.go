@@ -66,7 +66,7 @@ func TestFirefox(t *testing.T) {
 		t.Fatal("could not focus the password field")
 	}
 
-	a := r.fill(t, ctx, "--service", "127.0.0.1")
+	a := r.fill(t, ctx, "--service", "127.0.0.1", "--then", "none")
 	p := awaitFirefoxPrompt(t, ctx, ff, origin)
 	if !p.call(`function (s) { return document.body.innerText.includes(s); }`, origin) {
 		t.Errorf("the prompt does not name the origin %s", origin)

@@ -114,13 +114,14 @@ func (s *Server) Logins(path string, value []byte) int {
 }
 
 // Carrying counts the requests, to any path, that held value anywhere
-// (URL, headers or body) in any encoding leakscan knows.
+// (URL, headers or body, in any encoding leakscan knows, or split over
+// the boxes c0..c5).
 func (s *Server) Carrying(value []byte) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, r := range s.reqs {
-		if leakscan.Contains(r.raw, value) {
+		if leakscan.Contains(r.raw, value) || bytes.Equal(r.fields["code"], value) {
 			n++
 		}
 	}

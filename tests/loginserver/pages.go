@@ -16,7 +16,13 @@ const template = `<!doctype html>
   const state = { restored: false };
   addEventListener("pageshow", (e) => { if (e.persisted) state.restored = true; });
   const inputs = (d) => Array.from(d.querySelectorAll("input"));
+  const log = [];
+  for (const t of ["input", "change", "submit"]) addEventListener(t, (e) => log.push(t), true);
   window.fg = Object.freeze({
+    // quiet: no input, change or submit event so far; allEmpty: every
+    // input is empty.
+    quiet: () => log.length === 0,
+    allEmpty: () => inputs(document).every((i) => valueOf.call(i) === ""),
     is: (el, v) => valueOf.call(el) === v,
     // holds: some input of the page (or of its frames) holds v.
     holds: (v) => inputs(document).some((i) => valueOf.call(i) === v) ||
