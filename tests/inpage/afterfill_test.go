@@ -28,13 +28,13 @@ type formInfo struct {
 
 // site is the login site on two origins and a browser to fill it in.
 type site struct {
-	t     *testing.T
+	t     testing.TB
 	bctx  context.Context
 	login *loginserver.Server
 	other *loginserver.Server
 }
 
-func newSite(t *testing.T) *site {
+func newSite(t testing.TB) *site {
 	ctx := testContext(t)
 	s := &site{t: t, login: loginserver.Start(t, "127.0.0.1"), other: loginserver.Start(t, "127.0.0.2")}
 	s.login.SetOther(s.other.URL)
@@ -45,7 +45,7 @@ func newSite(t *testing.T) *site {
 
 // fill opens path, focuses the element focus names, probes and inserts
 // value with then; it returns the tab and the verdict.
-func (s *site) fill(t *testing.T, path, focus, kind, then string, value []byte) (*tab, verdict) {
+func (s *site) fill(t testing.TB, path, focus, kind, then string, value []byte) (*tab, verdict) {
 	t.Helper()
 	tb := openTab(t, s.bctx, s.login.URL+path)
 	tb.focus(focus)
@@ -73,7 +73,7 @@ func wantVerdict(t *testing.T, v verdict, submitted, navigated, cleared bool, st
 
 // welcome waits for the welcome page (or the welcome text of a page that
 // stayed).
-func welcome(t *testing.T, tb *tab) {
+func welcome(t testing.TB, tb *tab) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
 	defer cancel()
