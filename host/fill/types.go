@@ -19,7 +19,7 @@ type Status string
 
 // The five outcomes.
 const (
-	StatusOK         Status = "ok"          // the value is in the field
+	StatusOK         Status = "ok"          // the value was inserted (and, unless then none, submitted)
 	StatusCancelled  Status = "cancelled"   // the human said no (or closed the prompt)
 	StatusRefused    Status = "refused"     // a check or the policy said no; nothing was asked
 	StatusNoResponse Status = "no_response" // nobody answered within the budget
