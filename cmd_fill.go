@@ -18,6 +18,7 @@ import (
 type fillCmd struct {
 	Service string        `required:"" help:"The site the secret is for, e.g. github.com. The page's host must be it or a subdomain of it."`
 	Field   string        `default:"password" enum:"password,otp,one-time-code" help:"The kind of field: password or otp (one-time code)."`
+	Then    string        `default:"submit" enum:"submit,none" help:"After the insert: submit (submit the form as a person would and leave nothing in the page) or none (leave the value in the field, unsubmitted: the page and any tool reading it can see it)."`
 	JSON    bool          `name:"json" help:"Print the result as one JSON object."`
 	Timeout time.Duration `help:"Give the human at most this long (e.g. 30s). It can shorten the policy's budget (90s by default), never lengthen it."`
 	Via     string        `default:"auto" enum:"auto,extension,cdp" help:"How to reach the browser: auto (the extension when a browser runs it, else CDP), extension or cdp."`
@@ -31,18 +32,22 @@ type fillCmd struct {
 func (fillCmd) Help() string {
 	return `The human types the secret into a one-shot page on 127.0.0.1 that names
 you, the service, the exact origin and the kind of field; fillgate checks the
-page and the focused field again and inserts it. Nothing is submitted. You get
-a status, never the value.
+page, the focused field and where its form sends the value again, inserts it,
+submits the form as a person would and makes sure the value is no longer in
+the page when it returns (--then none leaves it in the field, unsubmitted).
+You get a status, never the value.
 
 Exit codes (stable; branch on them):
-  0  ok           the value is in the field
+  0  ok           the value was inserted (and the form submitted, unless --then none)
   2  usage        the command line is wrong
   3  refused      a check or the policy said no; nothing was asked or typed
   4  cancelled    the human cancelled (or closed the prompt)
   5  no_response  nobody answered in time; do not ask again at once: see "fallback"
   6  failed       something broke; "detail" says how to fix it
 
-With --json the result is {"status","service","origin","field","via","detail","fallback"}.`
+With --json the result is {"status","service","origin","field","via","submitted",
+"navigated","detail","fallback"}; submitted and navigated appear when a value
+was inserted.`
 }
 
 func (c *fillCmd) Run(a *app) error {
@@ -53,7 +58,11 @@ func (c *fillCmd) Run(a *app) error {
 	if c.Timeout < 0 {
 		return usageError{fmt.Errorf("--timeout must not be negative")}
 	}
-	req := fill.Request{Service: c.Service, Field: field, Timeout: c.Timeout, Frame: c.Frame, Browser: c.Browser, Profile: c.Profile}
+	then, err := fill.NormalizeThen(c.Then)
+	if err != nil {
+		return usageError{err}
+	}
+	req := fill.Request{Service: c.Service, Field: field, Then: then, Timeout: c.Timeout, Frame: c.Frame, Browser: c.Browser, Profile: c.Profile}
 	var cdpTab string
 	req.Tab, cdpTab = splitTab(c.Tab)
 	live := newLiveLine(a.stderr)

@@ -32,10 +32,22 @@ async function fillgateInPage(op, arg) {
   const labels = getter(I, "labels"), select = method(I, "select");
   const valueOf = getter(I, "value"), setValue = own(I, "value").set;
   const dispatch = method(EventTarget.prototype, "dispatchEvent");
+  const F = HTMLFormElement.prototype, B = HTMLButtonElement.prototype;
+  const formOf = getter(I, "form"), buttonForm = getter(B, "form"), buttonType = getter(B, "type");
+  const formAction = getter(F, "action"), buttonAction = getter(B, "formAction"), inputAction = getter(I, "formAction");
+  const requestSubmit = method(F, "requestSubmit"), click = method(HTMLElement.prototype, "click");
+  const hasAttr = method(E, "hasAttribute"), closest = method(E, "closest"), rootNode = method(N, "getRootNode");
+  const queryDoc = method(Document.prototype, "querySelectorAll"), textOf = getter(N, "textContent");
+  const listen = method(EventTarget.prototype, "addEventListener"), unlisten = method(EventTarget.prototype, "removeEventListener");
+  const evTarget = getter(Event.prototype, "target"), prevented = getter(Event.prototype, "defaultPrevented");
   const iframeWindow = getter(HTMLIFrameElement.prototype, "contentWindow");
   const frameWindow = getter(HTMLFrameElement.prototype, "contentWindow");
   const TEXT = new Set(["text", "tel", "number", "password", "search"]);
   const KEY = "fillgate.tokens";
+  // After the insert (then submit): how long a one-time-code widget may take
+  // to submit by itself, and how long the page may take to navigate, drop
+  // the field or change it after the submit before fillgate clears it.
+  const SELF_MS = 400, WAIT_MS = 1000;
 
   // The focused element, followed through open shadow roots.
   const deepActive = () => {
@@ -176,6 +188,170 @@ async function fillgateInPage(op, arg) {
     return valueOf(el).length === text.length;
   };
 
+  // Where a submission sends the value (PROTOCOL.md §3, probe's form).
+  const originOf = (url) => {
+    try {
+      const u = new URL(url);
+      return u.protocol === "https:" || u.protocol === "http:" ? u.origin : "null";
+    } catch { return "null"; }
+  };
+  const query = (root, sel) => root instanceof Document ? queryDoc(root, sel) : queryFrag(root, sel);
+  const isSubmit = (b) => b instanceof HTMLButtonElement ? buttonType(b) === "submit" :
+    b instanceof HTMLInputElement && (type(b) === "submit" || type(b) === "image");
+  const ownerOf = (c) => c instanceof HTMLButtonElement ? buttonForm(c) : formOf(c);
+  // The form's default button: its first submit button in tree order.
+  const defaultButton = (form) => Array.from(query(rootNode(form), "button, input")).find((b) => isSubmit(b) && ownerOf(b) === form) || null;
+  // An element's target: its own attribute, else the document's <base target>.
+  const targetOf = (el) => {
+    if (hasAttr(el, "target")) return attr(el, "target");
+    const base = Array.from(queryDoc(document, "base[target]"))[0];
+    return base ? attr(base, "target") : "";
+  };
+  const destination = (form, btn) => ({
+    action: originOf(btn && hasAttr(btn, "formaction") ? (btn instanceof HTMLButtonElement ? buttonAction : inputAction)(btn) : formAction(form)),
+    target: (btn && hasAttr(btn, "formtarget") ? attr(btn, "formtarget") : targetOf(form)).slice(0, 64),
+  });
+  // The form the field (every box of a split code) belongs to, or null.
+  const formInfo = (el, fields) => {
+    const form = formOf(el);
+    if (!form) return null;
+    const btn = defaultButton(form);
+    const elsewhere = fields.some((f) => formOf(f) !== form || closest(f, "form") !== form);
+    return { ...destination(form, null), submitter: btn ? destination(form, btn) : null, elsewhere };
+  };
+  const sameForm = (a, b) => {
+    const norm = (f) => f ? JSON.stringify([f.action ?? "", f.target ?? "", !!f.elsewhere,
+      f.submitter ? [f.submitter.action ?? "", f.submitter.target ?? ""] : null]) : "null";
+    return norm(a) === norm(b);
+  };
+
+  // watch follows, from just before the insert until the call ends, what the
+  // page does with the fields: submit and invalid events, the page starting
+  // to leave (then it clears the fields at once), DOM changes.
+  const watch = (fields) => {
+    const w = { submits: [], invalid: null, left: false, wake: null };
+    const roots = [document, ...new Set(fields.map((f) => rootNode(f)).filter((r) => r !== document))];
+    // Whatever a field fillgate filled holds now came from the insert.
+    const held = (f) => connected(f) && valueOf(f) !== "";
+    w.holds = () => fields.some(held);
+    w.gone = () => fields.some((f) => !connected(f));
+    w.emptied = () => fields.some((f) => connected(f) && valueOf(f) === "");
+    w.locked = () => fields.some((f) => matches(f, ":disabled") || readOnly(f));
+    // clear empties every field that still holds something, with the
+    // events frameworks listen to (the native setter bypasses a controlled
+    // input's value tracker, so the component sees the change).
+    w.clear = () => {
+      let any = false;
+      fields.forEach((f) => {
+        if (!held(f)) return;
+        Reflect.apply(setValue, f, [""]);
+        event(f, "input");
+        event(f, "change");
+        any = true;
+      });
+      return any;
+    };
+    const onSubmit = (e) => { if (!w.submits.includes(e)) w.submits.push(e); w.wake?.(); };
+    const onInvalid = (e) => { w.invalid ??= evTarget(e); };
+    const onLeave = () => { w.left = true; w.clear(); w.wake?.(); };
+    const onChange = () => w.wake?.();
+    const obs = new MutationObserver(onChange);
+    const on = [["submit", onSubmit], ["invalid", onInvalid], ["input", onChange], ["change", onChange]];
+    for (const r of roots) {
+      for (const [t, f] of on) listen(r, t, f, true);
+      obs.observe(r, { subtree: true, childList: true, attributes: true, characterData: true });
+    }
+    listen(window, "beforeunload", onLeave, true);
+    listen(window, "pagehide", onLeave, true);
+    // until resolves once cond() holds, the page starts to leave, or ms
+    // pass (on a timer the page cannot cancel, unlike setTimeout's ids).
+    w.until = (ms, cond) => new Promise((resolve) => {
+      const timeout = AbortSignal.timeout(ms);
+      const done = () => { unlisten(timeout, "abort", done); w.wake = null; resolve(); };
+      listen(timeout, "abort", done);
+      w.wake = () => { if (w.left || cond()) done(); };
+      w.wake();
+    });
+    w.stop = () => {
+      obs.disconnect();
+      for (const r of roots) for (const [t, f] of on) unlisten(r, t, f, true);
+      unlisten(window, "beforeunload", onLeave, true);
+      unlisten(window, "pagehide", onLeave, true);
+    };
+    return w;
+  };
+  const key = (el, t) => dispatch(el, new KeyboardEvent(t, { key: "Enter", code: "Enter", keyCode: 13, which: 13,
+    charCode: t === "keypress" ? 13 : 0, bubbles: true, cancelable: true, composed: true }));
+  // pressEnter sends Enter to el as synthetic key events, for the page's
+  // own handling; true when the page did not cancel it.
+  const pressEnter = (el) => {
+    const ok = key(el, "keydown") && key(el, "keypress");
+    key(el, "keyup");
+    return ok;
+  };
+  const BLOCKING = new Set(["text", "search", "url", "tel", "email", "password", "date", "month", "week", "time", "datetime-local", "number"]);
+  // submitForm submits the field's form as a person pressing Enter in it
+  // would: a click at the form's default button (which honours formaction,
+  // formtarget, formnovalidate and the form's validation, and runs the
+  // page's click handlers), or, without one, Enter for the page's own
+  // handling and then the browser's implicit submission when the form has
+  // at most one text field. A field in no form gets Enter only. It returns
+  // the form, or "button_disabled".
+  const submitForm = (el, fields) => {
+    const form = formOf(el), at = fields.includes(deepActive()) ? deepActive() : fields.at(-1);
+    const btn = form && defaultButton(form);
+    if (btn && matches(btn, ":disabled")) {
+      pressEnter(at); // the page's own Enter handling may still log in
+      return "button_disabled";
+    }
+    if (btn) {
+      click(btn);
+      return form;
+    }
+    const blocking = form ? Array.from(query(rootNode(form), "input")).filter((i) => formOf(i) === form && BLOCKING.has(type(i))).length : 2;
+    if (pressEnter(at) && blocking <= 1) requestSubmit(form);
+    return form;
+  };
+  // nameOf names a field for the result: its label, aria-label, name or id,
+  // never its value (nor any text holding the value).
+  const nameOf = (el, value) => {
+    const ls = el instanceof HTMLInputElement ? Array.from(labels(el) || []) : [];
+    const names = [...ls.map(textOf), attr(el, "aria-label"), attr(el, "name"), attr(el, "id")];
+    const name = names.map((n) => (n || "").replace(/\s+/g, " ").trim()).find((n) => n && !n.includes(value))?.slice(0, 60);
+    return name || (el instanceof HTMLInputElement ? type(el) : "");
+  };
+  // afterInsert submits and leaves nothing in the page (PROTOCOL.md §3).
+  const afterInsert = async (w, el, fields, kind, matched, form, value) => {
+    const stop = (stopped, extra) => ({ submitted: false, navigated: w.left, cleared: w.clear(), stopped, ...extra, remains: w.holds() });
+    if (!matched) return stop("not_matched");
+    // A code widget may submit by itself once its last box is filled.
+    const reacted = () => w.submits.length > 0 || w.gone() || w.emptied() || w.locked();
+    if (kind === "one-time-code") await w.until(SELF_MS, reacted);
+    const byPage = w.left || reacted();
+    let native = false;
+    if (!byPage) {
+      if (!sameForm(formInfo(el, fields), form)) return stop("form_changed");
+      const seen = w.submits.length;
+      const ours = submitForm(el, fields);
+      if (ours === "button_disabled") {
+        const moved = () => w.submits.length > seen || w.gone() || w.emptied();
+        await w.until(WAIT_MS, moved);
+        if (!w.left && !moved()) return stop("button_disabled");
+      }
+      const ev = w.submits.slice(seen).find((e) => evTarget(e) === ours);
+      if (!ev && w.invalid) return stop("invalid", { stoppedBy: nameOf(w.invalid, value) });
+      // A native submission built its entry list inside the click: the
+      // value left with it, so clear at once and wait for the navigation.
+      native = ev !== undefined && !prevented(ev);
+      if (native) w.clear();
+    }
+    // Give the page its moment: a navigation, the field going away, or the
+    // page changing the field (a script login that failed).
+    await w.until(WAIT_MS, native ? () => false : () => w.gone() || w.emptied());
+    const cleared = w.clear() || native;
+    return { submitted: true, navigated: w.left, cleared, remains: w.holds() };
+  };
+
   if (op === "probe") {
     const el = deepActive(), frame = isFrame(el);
     const { kind, boxes } = classify(el);
@@ -193,7 +369,8 @@ async function fillgateInPage(op, arg) {
       if (m.size >= 16) m.delete(m.keys().next().value);
       m.set(arg.token, { ref: new WeakRef(el), kind, split: field.split });
     }
-    return { origin: location.origin, top: window === window.top, path: framePath(), activeIsFrame: frame, childIndex, childFrame, field };
+    const form = kind === "password" || kind === "one-time-code" ? formInfo(el, boxes || [el]) : null;
+    return { origin: location.origin, top: window === window.top, path: framePath(), activeIsFrame: frame, childIndex, childFrame, field, form };
   }
   if (op === "activeFrame") {
     const el = deepActive();
@@ -213,16 +390,27 @@ async function fillgateInPage(op, arg) {
     if (boxes ? !boxes.includes(active) : active !== el) return no("focus_moved");
     if (kind !== arg.kind || kind !== saved.kind || (boxes ? boxes.length : 0) !== saved.split) return no("kind_changed");
     if (problemAll(boxes || [el])) return no("not_usable");
+    const fields = boxes || [el];
+    if (!sameForm(formInfo(el, fields), arg.form ?? null)) return no("form_changed");
     if (typeof value !== "string" || value === "") return no("insert_failed");
-    if (!boxes) return { inserted: true, matched: typeInto(el, value), reason: "" };
-    const chars = Array.from(value);
-    if (chars.length !== boxes.length) return no("insert_failed");
+    const parts = boxes ? Array.from(value) : [value];
+    if (parts.length !== fields.length) return no("insert_failed");
+    // Nothing yields between the checks and the submit: a context that ends
+    // during the call ended after the insert.
+    const then = arg.then === "none" ? "none" : "submit";
+    const w = then === "submit" ? watch(fields) : null;
     let matched = true;
-    boxes.forEach((b, i) => {
-      focus(b);
-      matched = typeInto(b, chars[i]) && matched;
+    fields.forEach((f, i) => {
+      if (boxes) focus(f);
+      matched = typeInto(f, parts[i]) && matched;
     });
-    return { inserted: true, matched, reason: "" };
+    parts.fill("");
+    if (!w) return { inserted: true, matched, reason: "", remains: true };
+    try {
+      return { inserted: true, matched, reason: "", ...await afterInsert(w, el, fields, kind, matched, arg.form ?? null, value) };
+    } finally {
+      w.stop();
+    }
   }
   throw new Error("fillgateInPage: unknown op");
 }

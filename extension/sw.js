@@ -10,6 +10,9 @@ const api = globalThis.browser ?? globalThis.chrome;
 const HOST = "dev.fillgate.host";
 const VERSION = api.runtime.getManifest().version;
 const BACKOFF_MIN = 1000, BACKOFF_MAX = 30000, RECENT = 10;
+// The in-page insert answers within about 1.5 s (its own waits are
+// bounded); past this, the document it ran in is gone without a word.
+const INSERT_BOUND = 6000;
 
 let port = null; // the open native port, or null
 let host = null; // {version, pid} from the host's "host" notice
@@ -164,7 +167,9 @@ async function inspect(msg) {
   const { kind, split, problem } = end.result.field;
   const field = { kind, split, problem: frameProblem(chain) || problem };
   if (msg.frame != null && msg.frame !== end.frameId) Object.assign(field, { kind: "none", split: 0, problem: "" });
-  return { type: "inspected", tab: tab.id, frame: end.frameId, token, origins: origins(chain), field, paused };
+  const reply = { type: "inspected", tab: tab.id, frame: end.frameId, token, origins: origins(chain), field, paused };
+  if (end.result.form) reply.form = end.result.form;
+  return reply;
 }
 
 // peek says what the active tab has focused (origin, field kind and
@@ -179,8 +184,23 @@ async function peek() {
   return { type: "peeked", origin: origins(chain)[0], field: { kind, split, problem: frameProblem(chain) || problem } };
 }
 
+// inserted is the reply to an insert that ran: what the in-page function
+// said (never the value).
+const inserted = (v) => {
+  const r = { type: "inserted", matched: v.matched === true };
+  for (const k of ["submitted", "navigated", "cleared", "remains"]) if (v[k] === true) r[k] = true;
+  if (typeof v.stopped === "string" && v.stopped) r.stopped = v.stopped;
+  if (typeof v.stoppedBy === "string" && v.stoppedBy) r.stopped_by = v.stoppedBy;
+  return r;
+};
+// The frame's document went away while the insert ran (it navigated
+// without a beforeunload, the frame was removed, the tab closed): the
+// in-page function inserts before it yields, so the value went with it.
+const goneMidCall = { type: "inserted", matched: true, navigated: true, unconfirmed: true };
+
 async function insert(msg) {
-  const { tab: tabId, frame, token, origins: want, kind } = msg;
+  const { tab: tabId, frame, token, origins: want, kind, form } = msg;
+  const then = msg.then === "none" ? "none" : "submit";
   let value = msg.value;
   delete msg.value;
   try {
@@ -197,13 +217,29 @@ async function insert(msg) {
     if (chain.at(-1).frameId !== frame) return notInserted("frame_changed");
     if (origins(chain).join(" ") !== want.join(" ")) return notInserted("origin_changed");
     if (frameProblem(chain)) return notInserted("not_usable");
-    const [res] = await api.scripting.executeScript({
+    // The in-page function settles before its document goes (it answers
+    // at beforeunload); executeScript never settles for a document that
+    // went without that, so the call is bounded here too.
+    let bound;
+    const run = api.scripting.executeScript({
       target: { tabId, frameIds: [frame] }, world: "ISOLATED", func: fillgateInPage,
-      args: ["insert", { token, origin: want[0], kind, value }],
+      args: ["insert", { token, origin: want[0], kind, form: form ?? null, then, value }],
     });
-    const v = res?.result;
-    if (!v?.inserted) return notInserted(v?.reason || "insert_failed");
-    return { type: "inserted", matched: v.matched === true };
+    value = null;
+    let results;
+    try {
+      results = await Promise.race([run, new Promise((resolve) => { bound = setTimeout(() => resolve(null), INSERT_BOUND); })]);
+    } catch (e) {
+      // "Frame with ID 0 was removed.": the tab closed during the call.
+      if (/was removed/i.test(String(e?.message))) return goneMidCall;
+      throw e;
+    } finally {
+      clearTimeout(bound);
+    }
+    const v = results?.[0]?.result;
+    if (v == null || typeof v !== "object") return goneMidCall;
+    if (!v.inserted) return notInserted(v.reason || "insert_failed");
+    return inserted(v);
   } finally {
     value = null; // drop the only reference this worker held
   }

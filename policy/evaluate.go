@@ -27,10 +27,36 @@ type Input struct {
 	// FieldProblem is why the field is not usable, "" when it is: disabled,
 	// readonly, hidden, tiny, transparent, offscreen, covered.
 	FieldProblem string
+	// Form is where the focused field's form sends the value, as the
+	// browser reported it; nil for a field in no form.
+	Form *Form
 	// AgentExe is the asking agent's executable path ("" when unknown).
 	AgentExe string
 	// Via is the path the value would take: ViaExtension or ViaCDP.
 	Via string
+}
+
+// Form is the focused field's form as Evaluate sees it.
+type Form struct {
+	// Destinations are where a submission may send the value: the form's
+	// own action and target, then its default submit button's.
+	Destinations []Destination
+	// Elsewhere reports a field whose form owner is not the form around
+	// it (a form= attribute).
+	Elsewhere bool
+}
+
+// Destination is one place a form submission sends the value.
+type Destination struct {
+	// Action is the origin of the resolved action URL, as the browser
+	// serialises it; "null" when the URL is not http or https.
+	Action string
+	// Target is the target browsing context as the page wrote it; ""
+	// means the field's own frame.
+	Target string
+	// Button is true for the default submit button's destination
+	// (formaction, formtarget).
+	Button bool
 }
 
 // Checks that refuse a request, as Decision.Check reports them.
@@ -41,6 +67,7 @@ const (
 	CheckOrigin  = "origin"  // the focused frame's origin
 	CheckFrame   = "frame"   // a frame above the focused one
 	CheckAgent   = "agent"   // the agent may not ask for this service
+	CheckForm    = "form"    // where the focused field's form sends the value
 )
 
 // Decision is Evaluate's answer.
@@ -63,8 +90,9 @@ func refuse(check, format string, args ...any) Decision {
 // Evaluate decides whether the request in may go ahead. It is a pure
 // function of p and in. It checks, in this order: the service, the
 // requested field kind, the path, the focused frame's origin, every frame
-// above it, the rules that apply (agent, field kinds, path), and the
-// focused field itself. A nil p means Default().
+// above it, the rules that apply (agent, field kinds, path), the focused
+// field itself, and where its form sends the value. A nil p means
+// Default().
 func (p *Policy) Evaluate(in Input) Decision {
 	if p == nil {
 		p = Default()
@@ -98,6 +126,9 @@ func (p *Policy) Evaluate(in Input) Decision {
 		return d
 	}
 	if d, ok := checkFieldKind(in, focused); !ok {
+		return d
+	}
+	if d, ok := checkForm(in.Form, service, focused, len(in.Origins) == 1); !ok {
 		return d
 	}
 	return Decision{Allow: true, Detail: fmt.Sprintf("The focused %s field on %s belongs to %s.", fieldNoun(in.Field), focused, svc)}
@@ -192,6 +223,69 @@ func checkFieldKind(in Input, focused origin) (Decision, bool) {
 		return refuse(CheckField, "The focused %s field is split into boxes, which only one-time codes use; nothing was asked.", want), false
 	}
 	return Decision{}, true
+}
+
+// checkForm refuses a form that may send the value anywhere but the
+// service: a field owned by a form elsewhere in the page, an action that
+// is not an http(s) URL on the service (https off loopback), or a target
+// other than the field's own frame. top says the focused frame is the
+// top-level page, where _top and _parent are the frame itself. A field in
+// no form is allowed: only the page's own script can send it, and the
+// page is on the service.
+func checkForm(f *Form, service host, focused origin, top bool) (Decision, bool) {
+	if f == nil {
+		return Decision{}, true
+	}
+	if f.Elsewhere {
+		return refuse(CheckForm, "The focused field on %s belongs to a form elsewhere in the page (a form= attribute), so submitting it could send the value somewhere else; nothing was asked.", focused), false
+	}
+	for _, d := range f.Destinations {
+		what := "The form around the focused field on " + focused.String() + " sends it"
+		if d.Button {
+			what = "The submit button of the form around the focused field on " + focused.String() + " sends it"
+		}
+		if d.Action == "null" {
+			return refuse(CheckForm, "%s to an address that is not http or https (javascript:, data:, mailto: or the like); nothing was asked.", what), false
+		}
+		o, err := parseOrigin(d.Action)
+		if err != nil {
+			return refuse(CheckForm, "%s to something that is not a web page on %s (%v); nothing was asked.", what, service, err), false
+		}
+		if err := o.belongsTo(service); err != nil {
+			return refuse(CheckForm, "%s to %s, which %v; nothing was asked.", what, o, err), false
+		}
+		if err := o.transport(); err != nil {
+			return refuse(CheckForm, "%s to %s, which %v; nothing was asked.", what, o, err), false
+		}
+		if !ownFrame(d.Target, top) {
+			return refuse(CheckForm, "%s into another frame or window (target %s); nothing was asked.", what, quote(d.Target)), false
+		}
+	}
+	return Decision{}, true
+}
+
+// ownFrame reports whether a form target names the field's own frame:
+// empty, _self, or _top and _parent in the top-level page (ASCII case
+// folded, as browsers compare these keywords).
+func ownFrame(target string, top bool) bool {
+	switch asciiLower(target) {
+	case "", "_self":
+		return true
+	case "_top", "_parent":
+		return top
+	}
+	return false
+}
+
+// asciiLower folds A-Z to a-z and nothing else.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // rulesFor returns the rules that apply to a page on host h.

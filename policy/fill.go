@@ -24,10 +24,30 @@ func (p *Policy) Decide(service, field string, agent fill.Agent, in fill.Inspect
 		FieldKind:    in.Field.Kind,
 		FieldSplit:   in.Field.Split,
 		FieldProblem: in.Field.Problem,
+		Form:         formInput(in.Form),
 		AgentExe:     agent.Exe,
 		Via:          via,
 	})
 	return d.Allow, d.Detail
+}
+
+// formInput is what Evaluate needs of the inspected form.
+func formInput(f *fill.FormInfo) *Form {
+	if f == nil {
+		return nil
+	}
+	out := &Form{Elsewhere: f.Elsewhere}
+	for i, d := range f.Destinations() {
+		out.Destinations = append(out.Destinations, Destination{Action: d.Action, Target: d.Target, Button: i > 0})
+	}
+	return out
+}
+
+// ThenFor implements fill.Policy: what follows the insert on the inspected
+// page, by (*Policy).Then of the focused frame's origin.
+func (p *Policy) ThenFor(in fill.Inspection, asked string) (string, bool, string) {
+	then, d := p.Then(in.Origin(), asked)
+	return then, d.Allow, d.Detail
 }
 
 // Limits are the fill flow's budgets under this policy.

@@ -265,7 +265,7 @@ func TestErrorReplyForEveryRequest(t *testing.T) {
 			case "close_prompt":
 				err = w.Close(e.ctx(t))
 			case "insert":
-				_, err = e.b.Insert(e.ctx(t), in, []byte("x"))
+				_, err = e.b.Insert(e.ctx(t), in, []byte("x"), fill.InsertOptions{})
 			}
 			assertReplyError(t, err, "internal")
 			if !strings.Contains(err.Error(), typ) || !strings.Contains(err.Error(), "it broke") {
@@ -442,7 +442,7 @@ func TestUnexpectedReplyType(t *testing.T) {
 	if _, err := b.Inspect(ctx, fill.Request{}); err == nil || !strings.Contains(err.Error(), `unexpected reply "pong" to inspect`) {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := b.Insert(ctx, fill.Inspection{}, []byte("x")); err == nil || !strings.Contains(err.Error(), `unexpected reply "pong" to insert`) {
+	if _, err := b.Insert(ctx, fill.Inspection{}, []byte("x"), fill.InsertOptions{}); err == nil || !strings.Contains(err.Error(), `unexpected reply "pong" to insert`) {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := b.OpenPrompt(ctx, "http://127.0.0.1:1/"); err == nil {

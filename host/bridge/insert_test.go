@@ -11,6 +11,7 @@ import (
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/nativemsg"
 	"github.com/fillgate/fillgate/tests/fakeext"
+	"github.com/fillgate/fillgate/tests/fakepage"
 	"github.com/fillgate/fillgate/tests/leakscan"
 )
 
@@ -28,11 +29,11 @@ func TestInsertInsertsAndRedactsRecord(t *testing.T) {
 	secret := leakscan.NewSecret(t)
 	keep := bytes.Clone(secret)
 	in := inspect(t, e)
-	v, err := e.b.Insert(e.ctx(t), in, secret)
+	v, err := e.b.Insert(e.ctx(t), in, secret, fill.InsertOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != (fill.Verdict{Inserted: true, Matched: true}) {
+	if v != (fill.Verdict{Inserted: true, Matched: true, Submitted: true, Navigated: true, Cleared: true}) {
 		t.Fatalf("verdict %+v", v)
 	}
 	if !e.ext.ValueEquals(keep) {
@@ -45,7 +46,8 @@ func TestInsertInsertsAndRedactsRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"value":"[redacted]"`, `"token":"` + in.Token + `"`, `"kind":"password"`, `"tab":12`, `"frame":0`, `"origins":["https://login.example.test"]`} {
+	for _, want := range []string{`"value":"[redacted]"`, `"token":"` + in.Token + `"`, `"kind":"password"`, `"tab":12`, `"frame":0`,
+		`"origins":["https://login.example.test"]`, `"then":"submit"`} {
 		if !strings.Contains(string(m.Raw), want) {
 			t.Fatalf("recorded insert lacks %s", want)
 		}
@@ -57,7 +59,7 @@ func TestInsertValueEscaping(t *testing.T) {
 	e := setup(t, fakeext.Options{Page: loginPage})
 	in := inspect(t, e)
 	value := []byte("q\"b\\s/\n\t\x01 é 🙂 \u2028")
-	if _, err := e.b.Insert(e.ctx(t), in, value); err != nil {
+	if _, err := e.b.Insert(e.ctx(t), in, value, fill.InsertOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !e.ext.ValueEquals(value) {
@@ -96,7 +98,7 @@ func TestInsertRefusals(t *testing.T) {
 				e.ext.SetPaused(true)
 			}
 			secret := leakscan.NewSecret(t)
-			v, err := e.b.Insert(e.ctx(t), in, secret)
+			v, err := e.b.Insert(e.ctx(t), in, secret, fill.InsertOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,20 +116,96 @@ func TestInsertWrongLength(t *testing.T) {
 	e := setup(t, fakeext.Options{Page: loginPage})
 	in := inspect(t, e)
 	e.ext.Update(func(p *fakeext.Page) { p.WrongLength = true })
-	v, err := e.b.Insert(e.ctx(t), in, []byte("abc"))
+	v, err := e.b.Insert(e.ctx(t), in, []byte("abc"), fill.InsertOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != (fill.Verdict{Inserted: true}) {
+	if v != (fill.Verdict{Inserted: true, Cleared: true, Stopped: "not_matched"}) {
 		t.Fatalf("verdict %+v", v)
 	}
+}
+
+// TestInsertThenAndForm: the insert request carries then and the inspected
+// form; the reply's account of the submit reaches the verdict whole.
+func TestInsertThenAndForm(t *testing.T) {
+	form := &fill.FormInfo{Destination: fill.Destination{Action: "https://login.example.test"},
+		Submitter: &fill.Destination{Action: "https://login.example.test", Target: "_self"}}
+	page := loginPage
+	page.Form = form
+	cases := []struct {
+		name  string
+		then  string
+		after fakepage.Page
+		want  fill.Verdict
+		holds bool
+	}{
+		{"none", fill.ThenNone, fakepage.Page{}, fill.Verdict{Inserted: true, Matched: true, Remains: true}, true},
+		{"script login", "", fakepage.Page{Submit: fakepage.Script},
+			fill.Verdict{Inserted: true, Matched: true, Submitted: true, Cleared: true}, false},
+		{"validation", fill.ThenSubmit, fakepage.Page{Submit: fakepage.Invalid, InvalidField: "I agree"},
+			fill.Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "invalid", StoppedBy: "I agree"}, false},
+		{"put back", fill.ThenSubmit, fakepage.Page{Submit: fakepage.KeepsValue},
+			fill.Verdict{Inserted: true, Matched: true, Submitted: true, Cleared: true, Remains: true}, true},
+		{"gone mid-call", fill.ThenSubmit, fakepage.Page{Submit: fakepage.GoesAway},
+			fill.Verdict{Inserted: true, Matched: true, Navigated: true, Unconfirmed: true}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := page
+			p.After = c.after
+			e := setup(t, fakeext.Options{Page: p})
+			in := inspect(t, e)
+			if in.Form == nil || *in.Form.Submitter != *form.Submitter || in.Form.Action != form.Action {
+				t.Fatalf("inspected form %+v", in.Form)
+			}
+			v, err := e.b.Insert(e.ctx(t), in, []byte("abc"), fill.InsertOptions{Then: c.then})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v != c.want || e.ext.FieldHolds() != c.holds {
+				t.Fatalf("verdict %+v, field holds %v; want %+v, %v", v, e.ext.FieldHolds(), c.want, c.holds)
+			}
+			m, err := e.ext.Wait(e.ctx(t), fakeext.OfType("insert"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.then
+			if want == "" {
+				want = fill.ThenSubmit
+			}
+			if !strings.Contains(string(m.Raw), `"then":"`+want+`"`) || !strings.Contains(string(m.Raw), `"form":{"action":"https://login.example.test","submitter":{`) {
+				t.Fatalf("recorded insert %s", m.Raw)
+			}
+		})
+	}
+
+	t.Run("form changed before the insert", func(t *testing.T) {
+		p := page
+		e := setup(t, fakeext.Options{Page: p})
+		in := inspect(t, e)
+		e.ext.Update(func(p *fakeext.Page) {
+			p.Form = &fill.FormInfo{Destination: fill.Destination{Action: "https://evil.test"}}
+		})
+		v, err := e.b.Insert(e.ctx(t), in, []byte("abc"), fill.InsertOptions{})
+		if err != nil || v != (fill.Verdict{Reason: "form_changed"}) || e.ext.Inserts() != 0 {
+			t.Fatalf("verdict %+v, %v", v, err)
+		}
+	})
+
+	t.Run("unknown then", func(t *testing.T) {
+		e := setup(t, fakeext.Options{Page: page})
+		in := inspect(t, e)
+		if _, err := e.b.Insert(e.ctx(t), in, []byte("abc"), fill.InsertOptions{Then: "later"}); err == nil || e.ext.Inserts() != 0 {
+			t.Fatalf("an unknown then went out: %v", err)
+		}
+	})
 }
 
 func TestInsertWithStaleToken(t *testing.T) {
 	e := setup(t, fakeext.Options{Page: loginPage})
 	in := inspect(t, e)
 	in.Token = "not-a-token"
-	v, err := e.b.Insert(e.ctx(t), in, []byte("abc"))
+	v, err := e.b.Insert(e.ctx(t), in, []byte("abc"), fill.InsertOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +217,7 @@ func TestInsertWithStaleToken(t *testing.T) {
 func TestInsertRefusesInvalidUTF8WithoutSending(t *testing.T) {
 	e := setup(t, fakeext.Options{Page: loginPage})
 	in := inspect(t, e)
-	if _, err := e.b.Insert(e.ctx(t), in, []byte{'a', 0xff}); !errors.Is(err, nativemsg.ErrNotUTF8) {
+	if _, err := e.b.Insert(e.ctx(t), in, []byte{'a', 0xff}, fill.InsertOptions{}); !errors.Is(err, nativemsg.ErrNotUTF8) {
 		t.Fatalf("got %v, want ErrNotUTF8", err)
 	}
 	if err := e.b.Ping(e.ctx(t)); err != nil {
@@ -163,7 +241,7 @@ func TestDisconnectMidCall(t *testing.T) {
 			case "open_prompt":
 				_, err = e.b.OpenPrompt(e.ctx(t), "http://127.0.0.1:1/")
 			case "insert":
-				_, err = e.b.Insert(e.ctx(t), in, []byte("abc"))
+				_, err = e.b.Insert(e.ctx(t), in, []byte("abc"), fill.InsertOptions{})
 			case "ping":
 				err = e.b.Ping(e.ctx(t))
 			}
@@ -189,7 +267,7 @@ func TestInsertNoReply(t *testing.T) {
 		_, _ = e.ext.Wait(ctx, fakeext.OfType("insert"))
 		cancel()
 	}()
-	_, err := e.b.Insert(ctx, in, []byte("abc"))
+	_, err := e.b.Insert(ctx, in, []byte("abc"), fill.InsertOptions{})
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "no reply from the extension to insert") {
 		t.Fatalf("got %v", err)
 	}
@@ -246,7 +324,7 @@ func TestSecretOnlyInInsertFrame(t *testing.T) {
 			if o.ctx != nil {
 				ctx = o.ctx(t, e)
 			}
-			v, err := e.b.Insert(ctx, in, secret)
+			v, err := e.b.Insert(ctx, in, secret, fill.InsertOptions{})
 			if o.name == "inserted" && (err != nil || !e.ext.ValueEquals(secret)) {
 				t.Fatalf("insert did not happen: %v", err)
 			}

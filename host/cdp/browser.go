@@ -342,6 +342,18 @@ func (b *Browser) transportError(ctx context.Context, err error) error {
 	return newError(b.ep, ReasonProtocol, "", err)
 }
 
+// isLeftMidCall reports whether err says the page's document went away
+// while a call awaited its promise: Chromium answers "Inspected target
+// navigated or closed" (a navigation or a closed tab) or "Execution
+// context was destroyed" (a removed frame).
+func isLeftMidCall(err error) bool {
+	var cerr *cdproto.Error
+	if !errors.As(err, &cerr) {
+		return false
+	}
+	return containsFold(cerr.Message, "navigated or closed") || containsFold(cerr.Message, "context was destroyed")
+}
+
 // isContextGone reports whether err says the execution context no longer
 // exists.
 func isContextGone(err error) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/fillgate/fillgate/host/cdp"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/tests/fakecdp"
+	"github.com/fillgate/fillgate/tests/fakepage"
 	"github.com/fillgate/fillgate/tests/leakscan"
 )
 
@@ -238,7 +239,7 @@ func TestInspectAndInsertOnePage(t *testing.T) {
 		t.Fatalf("inspection = %+v", in)
 	}
 	secret := leakscan.NewSecret(t)
-	v, err := b.Insert(step(t), in, append([]byte(nil), secret...))
+	v, err := b.Insert(step(t), in, append([]byte(nil), secret...), fill.InsertOptions{})
 	if err != nil {
 		t.Fatalf("insert: %v", err)
 	}
@@ -354,7 +355,7 @@ func TestTargetChoice(t *testing.T) {
 	if err != nil {
 		t.Fatalf("inspect with --tab: %v", err)
 	}
-	if v, err := pinned.Insert(step(t), in, secret); err != nil || !v.Inserted {
+	if v, err := pinned.Insert(step(t), in, secret, fill.InsertOptions{}); err != nil || !v.Inserted {
 		t.Fatalf("insert with --tab: %+v %v", v, err)
 	}
 	if !gh2.Root.ValueEquals(secret) || gh.Root.Inserted() {
@@ -408,7 +409,7 @@ func TestOutOfProcessFrame(t *testing.T) {
 		t.Fatalf("origins = %v", in.Origins)
 	}
 	secret := leakscan.NewSecret(t)
-	v, err := b.Insert(step(t), in, secret)
+	v, err := b.Insert(step(t), in, secret, fill.InsertOptions{})
 	if err != nil || !v.Inserted || !pay.ValueEquals(secret) {
 		t.Fatalf("insert into the out-of-process frame: %+v %v", v, err)
 	}
@@ -447,7 +448,7 @@ func outcome(t *testing.T, build func(*fakecdp.Server) (*fakecdp.Frame, func()),
 	}
 	change()
 	secret := leakscan.NewSecret(t)
-	v, err := b.Insert(step(t), in, secret)
+	v, err := b.Insert(step(t), in, secret, fill.InsertOptions{})
 	if err != nil {
 		leakscan.Bytes(t, secret, "the error", []byte(err.Error()))
 		t.Fatalf("insert: %v", err)
@@ -522,6 +523,9 @@ func TestInsertOutcomes(t *testing.T) {
 		"top page navigated": {framed(func(top, _ *fakecdp.Frame, _ *fakecdp.Server) {
 			top.Navigate("https://evil.example")
 		}), "origin_changed"},
+		"form changed": {simple(func(f *fakecdp.Frame, _ *fakecdp.Server, _ *fakecdp.Target) {
+			f.SetForm(&fill.FormInfo{Destination: fill.Destination{Action: "https://evil.example"}})
+		}), "form_changed"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) { outcome(t, c.build, c.reason) })
@@ -546,7 +550,7 @@ func TestInsertNotMatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := b.Insert(step(t), in, leakscan.NewSecret(t))
+	v, err := b.Insert(step(t), in, leakscan.NewSecret(t), fill.InsertOptions{})
 	if err != nil || !v.Inserted || v.Matched {
 		t.Fatalf("verdict = %+v %v, want inserted but not matched", v, err)
 	}
@@ -564,19 +568,19 @@ func TestInsertErrors(t *testing.T) {
 
 	forged := in
 	forged.Token = "another"
-	_, err = b.Insert(step(t), forged, secret)
+	_, err = b.Insert(step(t), forged, secret, fill.InsertOptions{})
 	wantErr(t, err, cdp.ReasonUnknownInspect, fill.StatusFailed)
 	forged = in
 	forged.Origins = []string{"https://evil.example"}
-	_, err = b.Insert(step(t), forged, secret)
+	_, err = b.Insert(step(t), forged, secret, fill.InsertOptions{})
 	wantErr(t, err, cdp.ReasonUnknownInspect, fill.StatusFailed)
 
-	_, err = b.Insert(step(t), in, []byte{0xff, 0xfe})
+	_, err = b.Insert(step(t), in, []byte{0xff, 0xfe}, fill.InsertOptions{})
 	wantErr(t, err, cdp.ReasonValueNotUTF8, fill.StatusFailed)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = b.Insert(ctx, in, secret)
+	_, err = b.Insert(ctx, in, secret, fill.InsertOptions{})
 	if err == nil || !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("cancelled insert: %v", err)
 	}
@@ -587,7 +591,7 @@ func TestInsertErrors(t *testing.T) {
 	case <-step(t).Done():
 		t.Fatalf("Lost did not fire when the connection dropped")
 	}
-	_, err = b.Insert(step(t), in, secret)
+	_, err = b.Insert(step(t), in, secret, fill.InsertOptions{})
 	if err == nil {
 		t.Fatalf("insert after the connection dropped succeeded")
 	}
@@ -682,5 +686,60 @@ func TestPromptSystemOpener(t *testing.T) {
 	_, err = failing.OpenPrompt(step(t), "http://127.0.0.1:4321/nonce")
 	if err == nil || strings.Contains(err.Error(), "nonce") {
 		t.Fatalf("opener failure: %v", err)
+	}
+}
+
+// TestInsertThen: Inspect reports the focused field's form, Insert sends
+// it back with then, and the verdict carries the page's account of the
+// submit; a document that goes away during the call (Chromium's "Inspected
+// target navigated or closed") is a navigation, not a failure.
+func TestInsertThen(t *testing.T) {
+	form := &fill.FormInfo{Destination: fill.Destination{Action: "https://a.example"},
+		Submitter: &fill.Destination{Action: "https://a.example"}}
+	cases := []struct {
+		name  string
+		then  string
+		after fakepage.Page
+		want  fill.Verdict
+		holds bool
+	}{
+		{"default submit", "", fakepage.Page{},
+			fill.Verdict{Inserted: true, Matched: true, Submitted: true, Navigated: true, Cleared: true}, false},
+		{"none", fill.ThenNone, fakepage.Page{}, fill.Verdict{Inserted: true, Matched: true, Remains: true}, true},
+		{"script login", fill.ThenSubmit, fakepage.Page{Submit: fakepage.Script},
+			fill.Verdict{Inserted: true, Matched: true, Submitted: true, Cleared: true}, false},
+		{"validation", fill.ThenSubmit, fakepage.Page{Submit: fakepage.Invalid, InvalidField: "Terms"},
+			fill.Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "invalid", StoppedBy: "Terms"}, false},
+		{"form changed after the insert", fill.ThenSubmit, fakepage.Page{FormChanges: true},
+			fill.Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "form_changed"}, false},
+		{"gone mid-call", fill.ThenSubmit, fakepage.Page{Submit: fakepage.GoesAway},
+			fill.Verdict{Inserted: true, Matched: true, Navigated: true, Unconfirmed: true}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := fakecdp.New(t)
+			tg := page(s, "https://a.example/login", fill.FieldPassword)
+			tg.Root.SetForm(form)
+			tg.Root.After = c.after
+			b, log := connect(t, s, cdp.Options{})
+			in, err := b.Inspect(step(t), fill.Request{Service: "a.example"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.Form == nil || in.Form.Action != form.Action || in.Form.Submitter == nil {
+				t.Fatalf("inspected form %+v", in.Form)
+			}
+			secret := leakscan.NewSecret(t)
+			v, err := b.Insert(step(t), in, secret, fill.InsertOptions{Then: c.then})
+			if err != nil {
+				t.Fatalf("insert: %v", err)
+			}
+			if v != c.want || tg.Root.FieldHolds() != c.holds || !tg.Root.ValueEquals(secret) {
+				t.Fatalf("verdict %+v, field holds %v; want %+v, %v", v, tg.Root.FieldHolds(), c.want, c.holds)
+			}
+			out, _ := json.Marshal(v)
+			leakscan.Bytes(t, secret, "the verdict", out)
+			leakscan.Bytes(t, secret, "the log", log.Bytes())
+		})
 	}
 }

@@ -45,13 +45,30 @@ type probeResult struct {
 	Top           bool           `json:"top"`
 	ActiveIsFrame bool           `json:"activeIsFrame"`
 	Field         fill.FieldInfo `json:"field"`
+	Form          *fill.FormInfo `json:"form"`
 }
 
-// insertResult is what insert({token, origin, kind, value}) returns.
+// insertResult is what insert({token, origin, kind, form, then, value})
+// returns.
 type insertResult struct {
-	Inserted bool   `json:"inserted"`
-	Matched  bool   `json:"matched"`
-	Reason   string `json:"reason"`
+	Inserted  bool   `json:"inserted"`
+	Matched   bool   `json:"matched"`
+	Reason    string `json:"reason"`
+	Submitted bool   `json:"submitted"`
+	Navigated bool   `json:"navigated"`
+	Cleared   bool   `json:"cleared"`
+	Remains   bool   `json:"remains"`
+	Stopped   string `json:"stopped"`
+	StoppedBy string `json:"stoppedBy"`
+}
+
+// insertArg is every member of insert's argument but the value.
+type insertArg struct {
+	Token  string         `json:"token"`
+	Origin string         `json:"origin"`
+	Kind   string         `json:"kind"`
+	Form   *fill.FormInfo `json:"form"`
+	Then   string         `json:"then"`
 }
 
 // errContextGone reports that the isolated world's context no longer
@@ -65,6 +82,10 @@ var errNotUTF8 = errors.New("value is not valid UTF-8")
 // errThrew reports that the in-page function threw. Its text is never
 // forwarded: it could quote arguments.
 var errThrew = errors.New("the in-page function threw an exception")
+
+// errLeftMidCall reports that the frame's document went away while the
+// in-page function ran (it navigated or the frame was removed).
+var errLeftMidCall = errors.New("the frame's document went away during the call")
 
 // newWorld creates an isolated world named name in frameID on s and looks
 // up its unique context id, which the session's listener recorded from
@@ -110,6 +131,9 @@ func (w *world) call(ctx context.Context, js, op string, argJSON []byte, byValue
 	if err != nil {
 		if isContextGone(err) {
 			return nil, errContextGone
+		}
+		if isLeftMidCall(err) {
+			return nil, errLeftMidCall
 		}
 		return nil, w.sess.wrap(err)
 	}
@@ -169,26 +193,25 @@ func (w *world) activeChild(ctx context.Context, js string) (cdp.FrameID, error)
 	return node.Node.FrameID, nil
 }
 
-// insert runs insert({token, origin, kind, value}). The argument is built
-// by hand into one buffer that is zeroed when the call returns. chromedp
-// copies the parameters into its own message buffers (jsonv2.Marshal, the
-// WebSocket encoder); those copies are beyond our reach and live until the
-// garbage collector or the next message reuses them.
-func (w *world) insert(ctx context.Context, js, token, origin, kind string, value []byte) (insertResult, error) {
+// insert runs insert({token, origin, kind, form, then, value}). The
+// argument is built by hand into one buffer that is zeroed when the call
+// returns. chromedp copies the parameters into its own message buffers
+// (jsonv2.Marshal, the WebSocket encoder); those copies are beyond our
+// reach and live until the garbage collector or the next message reuses
+// them.
+func (w *world) insert(ctx context.Context, js string, meta insertArg, value []byte) (insertResult, error) {
 	if !utf8.Valid(value) {
 		return insertResult{}, errNotUTF8
 	}
+	head, err := json.Marshal(meta)
+	if err != nil {
+		return insertResult{}, fmt.Errorf("encode insert: %w", err)
+	}
 	// Size the buffer exactly so append never copies the value into a
 	// backing array we would not zero.
-	size := len(`{"token":,"origin":,"kind":,"value":}`) + jsonStringLen([]byte(token)) +
-		jsonStringLen([]byte(origin)) + jsonStringLen([]byte(kind)) + jsonStringLen(value)
-	arg := make([]byte, 0, size)
-	arg = append(arg, `{"token":`...)
-	arg = appendJSONString(arg, []byte(token))
-	arg = append(arg, `,"origin":`...)
-	arg = appendJSONString(arg, []byte(origin))
-	arg = append(arg, `,"kind":`...)
-	arg = appendJSONString(arg, []byte(kind))
+	head = head[:len(head)-1] // drop the closing brace
+	arg := make([]byte, 0, len(head)+len(`,"value":}`)+jsonStringLen(value))
+	arg = append(arg, head...)
 	arg = append(arg, `,"value":`...)
 	arg = appendJSONString(arg, value)
 	arg = append(arg, '}')

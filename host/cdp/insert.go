@@ -27,9 +27,15 @@ const (
 // Inspect (a frame that navigated has lost its world: origin_changed, or
 // element_gone when it is still the same origin), and then runs the
 // in-page insert in the focused frame, which re-checks origin, element,
-// kind and usability and inserts in the same call. value is only read;
-// the caller zeroes it.
-func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte) (fill.Verdict, error) {
+// kind, usability and the form's destinations, inserts, and (opt.Then
+// submit) submits and leaves nothing, all in the same call. A document
+// that goes away during that call took the value with it: the verdict
+// says navigated. value is only read; the caller zeroes it.
+func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte, opt fill.InsertOptions) (fill.Verdict, error) {
+	then, err := fill.NormalizeThen(opt.Then)
+	if err != nil {
+		return fill.Verdict{}, err
+	}
 	b.mu.Lock()
 	loc, ok := b.located[in.Tab]
 	b.mu.Unlock()
@@ -59,8 +65,12 @@ func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte) 
 	}
 
 	f := loc.focused()
-	res, err := f.world.insert(ctx, b.js, loc.token, f.origin, in.Field.Kind, value)
+	meta := insertArg{Token: loc.token, Origin: f.origin, Kind: in.Field.Kind, Form: in.Form, Then: then}
+	res, err := f.world.insert(ctx, b.js, meta, value)
 	switch {
+	case errors.Is(err, errLeftMidCall):
+		// The in-page function inserts before it first yields.
+		return fill.Verdict{Inserted: true, Matched: true, Navigated: true, Unconfirmed: true}, nil
 	case errors.Is(err, errContextGone):
 		return fill.Verdict{Reason: b.navReason(ctx, loc, len(loc.chain)-1)}, nil
 	case errors.Is(err, errSessionGone):
@@ -76,7 +86,11 @@ func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte) 
 		// Never quote err: a browser error could echo parameters.
 		return fill.Verdict{}, b.insertError(ctx)
 	}
-	return fill.Verdict{Inserted: res.Inserted, Matched: res.Matched, Reason: res.Reason}, nil
+	return fill.Verdict{
+		Inserted: res.Inserted, Matched: res.Matched, Reason: res.Reason,
+		Submitted: res.Submitted, Navigated: res.Navigated, Cleared: res.Cleared, Remains: res.Remains,
+		Stopped: res.Stopped, StoppedBy: res.StoppedBy,
+	}, nil
 }
 
 // insertError reports a failed insert call without its underlying error.

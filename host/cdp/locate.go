@@ -115,6 +115,7 @@ func (b *Browser) Inspect(ctx context.Context, req fill.Request) (fill.Inspectio
 		Token:   loc.token,
 		Origins: loc.origins(),
 		Field:   field,
+		Form:    loc.focused().probe.Form,
 	}, nil
 }
 

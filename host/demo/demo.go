@@ -148,8 +148,8 @@ func Run(ctx context.Context, o Options) (fill.Result, error) {
 	out, _ := json.Marshal(res)
 	say("5. The agent gets only this:\n   %s", out)
 
-	if filled, err := chromedp.Run(tab, chromedp.Evaluate[bool](`document.getElementById('password').value !== ''`)); err == nil {
-		say("6. The login page's password field holds a value: %v (nothing was submitted)", filled)
+	if signed, err := chromedp.Run(tab, chromedp.Evaluate[bool](`!document.getElementById('signedin').hidden && document.getElementById('password') === null`)); err == nil {
+		say("6. The login page signed in, and no field of it holds the password any more: %v", signed)
 	}
 	if o.Keep {
 		say("The browser stays open; close it when you are done.")

@@ -31,8 +31,8 @@ func TestDemoHeadless(t *testing.T) {
 	if res.Status != fill.StatusOK || res.Via != fill.ViaExtension {
 		t.Fatalf("result %+v\n%s", res, out.String())
 	}
-	if !strings.Contains(out.String(), "holds a value: true") {
-		t.Errorf("the page was not filled:\n%s", out.String())
+	if !strings.Contains(out.String(), "no field of it holds the password any more: true") {
+		t.Errorf("the page was not filled and submitted:\n%s", out.String())
 	}
 	if strings.Contains(out.String(), samplePassword) {
 		t.Error("the demo printed the sample password")

@@ -9,7 +9,8 @@ import (
 )
 
 // loginPage is the demo's sign-in form. The password field takes focus on
-// load; nothing is ever submitted.
+// load; the form's script "signs in" without sending anything anywhere and
+// replaces the form with a welcome, as a single-page app would.
 const loginPage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Acme — sign in</title>
 <meta name="color-scheme" content="light dark">
@@ -20,18 +21,25 @@ h1{margin:0 0 .5rem;font-size:1.3rem}
 input{font:inherit;padding:.5rem;border:1px solid #8888;border-radius:6px}
 #filled{color:#1a7f37;min-height:1.5em}
 </style></head>
-<body><form onsubmit="return false">
+<body><form id="login">
 <h1>Sign in to Acme</h1>
 <label>Email <input id="user" autocomplete="username" value="ada@example.com"></label>
 <label>Password <input id="password" type="password" autocomplete="current-password" autofocus></label>
 <div id="filled"></div>
-<button disabled>Sign in</button>
+<button>Sign in</button>
 </form>
+<p id="signedin" hidden>Signed in to Acme (the page got the password; nothing left this computer).</p>
 <script>
 const pw = document.getElementById('password');
 pw.addEventListener('input', e => {
   document.getElementById('filled').textContent =
     pw.value ? 'The password field was filled' + (e.isTrusted ? ' (a trusted input event).' : '.') : '';
+});
+document.getElementById('login').addEventListener('submit', e => {
+  e.preventDefault();
+  if (!pw.value) return;
+  e.target.remove();
+  document.getElementById('signedin').hidden = false;
 });
 </script></body></html>`
 

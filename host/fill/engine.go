@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // ErrBrowserGone is the cancellation cause a host uses when the browser
@@ -23,8 +25,13 @@ type Policy interface {
 	// malformed service or a bare public suffix.
 	NormalizeService(service string) (string, error)
 	// Decide evaluates the inspected page against the request: origin and
-	// frame chain, field kind and state, agent. detail explains a refusal.
+	// frame chain, field kind and state, where the field's form sends the
+	// value, agent. detail explains a refusal.
 	Decide(service, field string, agent Agent, in Inspection, via string) (allow bool, detail string)
+	// ThenFor says what follows the insert on the inspected page when the
+	// agent asked for asked (ThenSubmit or ThenNone): the effective value,
+	// or allow false and a detail when the policy forbids it.
+	ThenFor(in Inspection, asked string) (then string, allow bool, detail string)
 }
 
 // Limits are the Engine's budgets.
@@ -102,6 +109,9 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 		return r.with(StatusRefused, err.Error())
 	}
 	r.Field = field
+	if req.Then, err = NormalizeThen(req.Then); err != nil {
+		return r.with(StatusRefused, err.Error())
+	}
 	svc, err := e.Policy.NormalizeService(req.Service)
 	if err != nil {
 		return r.with(StatusRefused, err.Error())
@@ -149,6 +159,10 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	if ok, detail := e.Policy.Decide(req.Service, field, agent, in, e.Browser.Via()); !ok {
 		return r.with(StatusRefused, detail)
 	}
+	then, ok, detail := e.Policy.ThenFor(in, req.Then)
+	if !ok {
+		return r.with(StatusRefused, detail)
+	}
 
 	// Prompt.
 	budget := e.Limits.PromptBudget
@@ -170,10 +184,10 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 		return r.with(status, detail)
 	}
 
-	// Re-check and insert.
+	// Re-check, insert and, unless then is none, submit and leave nothing.
 	progress(Progress{Phase: PhaseInserting})
 	xctx, cancel := context.WithTimeout(ctx, e.Limits.InsertBudget)
-	v, err := e.Browser.Insert(xctx, in, answer.Value)
+	v, err := e.Browser.Insert(xctx, in, answer.Value, InsertOptions{Then: then})
 	cancel()
 	clear(answer.Value)
 	if err != nil {
@@ -185,10 +199,59 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	if !v.Inserted {
 		return r.with(StatusRefused, "nothing was inserted: "+explain(v.Reason))
 	}
-	if !v.Matched {
-		return r.with(StatusFailed, "the field did not keep the whole value (a length limit or a page script changed it); check the page")
+	r.Submitted, r.Navigated = &v.Submitted, &v.Navigated
+	return r.with(afterInsert(v, fieldWord(field), then))
+}
+
+// afterInsert turns the verdict of an insert that happened into the
+// outcome and its detail.
+func afterInsert(v Verdict, field, then string) (Status, string) {
+	inserted := fmt.Sprintf("inserted into the focused %s field", field)
+	visible := "the page, and any tool that reads it (an agent's browser tools included), can see the value in the field until it is submitted"
+	if v.Unconfirmed {
+		return StatusOK, inserted + "; the page went away during the fill (it navigated, or its frame or tab closed) and took the value with it, before fillgate could confirm the rest: check the page"
 	}
-	return r.with(StatusOK, fmt.Sprintf("inserted into the focused %s field; nothing was submitted", fieldWord(field)))
+	if !v.Matched {
+		const short = "the field did not keep the whole value (a length limit or a page script changed it); nothing was submitted"
+		if v.Remains {
+			return StatusFailed, short + ", and " + visible + ": check the page"
+		}
+		return StatusFailed, short + ", and fillgate cleared the field; check the page"
+	}
+	switch {
+	case then == ThenNone:
+		return StatusOK, inserted + "; nothing was submitted (then none): " + visible
+	case v.Remains:
+		return StatusFailed, inserted + ", but the page put the value back after fillgate cleared it: " + visible + "; check the page"
+	case v.Stopped != "":
+		return StatusFailed, inserted + ", but " + stopped(v.Stopped, v.StoppedBy) + "; fillgate cleared the field"
+	case !v.Submitted:
+		return StatusFailed, inserted + ", but the form was not submitted; fillgate cleared the field"
+	case v.Navigated:
+		return StatusOK, inserted + "; the form was submitted and the page navigated away"
+	case v.Cleared:
+		return StatusOK, inserted + "; the form was submitted, and as the page kept the field (a script handled the login, or it showed an error), fillgate cleared it"
+	}
+	return StatusOK, inserted + "; the form was submitted, and the page removed or emptied the field"
+}
+
+// stopped says why fillgate did not submit after an insert.
+func stopped(reason, by string) string {
+	switch reason {
+	case "invalid":
+		by = printable(by, 60)
+		if by == "" {
+			return "the form's own validation stopped the submit: a field is missing or invalid; fill it in, then ask again"
+		}
+		return fmt.Sprintf("the form's own validation stopped the submit at the field %q; fill it in, then ask again", by)
+	case "button_disabled":
+		return "the form's submit button is disabled, so it was not submitted"
+	case "form_changed":
+		return "the page changed where its form sends the value after the insert, so fillgate did not submit it"
+	case "not_matched":
+		return "the field did not keep the whole value (a length limit or a page script changed it), so fillgate did not submit it"
+	}
+	return "the form was not submitted (" + reason + ")"
 }
 
 // ask runs the prompt and waits for the human. It returns the answer, or a
@@ -336,6 +399,22 @@ func fieldWord(kind string) string {
 	return kind
 }
 
+// printable keeps at most n printable runes of s, the page's own text
+// (a field's label) that goes into a result.
+func printable(s string, n int) string {
+	var b strings.Builder
+	for _, r := range s {
+		if n == 0 {
+			break
+		}
+		if unicode.IsPrint(r) {
+			b.WriteRune(r)
+			n--
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
 // explain turns an in-page refusal reason into a sentence.
 func explain(reason string) string {
 	switch reason {
@@ -355,6 +434,8 @@ func explain(reason string) string {
 		return "the focused field is no longer the kind that was shown in the prompt"
 	case "not_usable":
 		return "the field is no longer visible and enabled"
+	case "form_changed":
+		return "the page changed where the field's form sends the value while the prompt was open"
 	case "":
 		return "the page refused"
 	}

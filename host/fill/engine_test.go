@@ -27,6 +27,7 @@ type fakeBrowser struct {
 	window      *fakeWindow
 	onOpen      func(url string)
 	insertBlock chan struct{}
+	then        string // what the last Insert was asked to do after it
 }
 
 type fakeWindow struct {
@@ -64,7 +65,7 @@ func (b *fakeBrowser) OpenPrompt(ctx context.Context, url string) (PromptWindow,
 	}
 	return w, nil
 }
-func (b *fakeBrowser) Insert(ctx context.Context, in Inspection, value []byte) (Verdict, error) {
+func (b *fakeBrowser) Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error) {
 	if b.insertBlock != nil {
 		select {
 		case <-b.insertBlock:
@@ -76,6 +77,7 @@ func (b *fakeBrowser) Insert(ctx context.Context, in Inspection, value []byte) (
 	defer b.mu.Unlock()
 	b.inserts++
 	b.got = append([]byte(nil), value...)
+	b.then = opt.Then
 	return b.verdict, b.insertErr
 }
 
@@ -117,8 +119,9 @@ func (p *fakePrompt) Close() error {
 }
 
 type fakePolicy struct {
-	allow  bool
-	detail string
+	allow     bool
+	detail    string
+	forceThen string // what the policy's rule says follows the insert
 }
 
 func (p fakePolicy) NormalizeService(s string) (string, error) {
@@ -129,6 +132,15 @@ func (p fakePolicy) NormalizeService(s string) (string, error) {
 }
 func (p fakePolicy) Decide(service, field string, agent Agent, in Inspection, via string) (bool, string) {
 	return p.allow, p.detail
+}
+func (p fakePolicy) ThenFor(in Inspection, asked string) (string, bool, string) {
+	switch {
+	case p.forceThen != "" && asked != p.forceThen && p.forceThen == ThenSubmit:
+		return "", false, "the policy has fillgate submit the form"
+	case p.forceThen != "":
+		return p.forceThen, true, ""
+	}
+	return asked, true, ""
 }
 
 type memAudit struct {
@@ -157,7 +169,7 @@ func newRig(t *testing.T) *rig {
 		b: &fakeBrowser{
 			inspection: Inspection{Tab: 1, Frame: 0, Token: "t", Origins: []string{"https://github.com"},
 				Field: FieldInfo{Kind: FieldPassword}},
-			verdict: Verdict{Inserted: true, Matched: true},
+			verdict: Verdict{Inserted: true, Matched: true, Submitted: true, Navigated: true},
 		},
 		p:     &fakePrompt{answers: make(chan Answer, 1), errs: make(chan error, 1)},
 		audit: &memAudit{},
@@ -273,8 +285,13 @@ func TestFillOutcomes(t *testing.T) {
 			Request{Service: "github.com"}, StatusFailed, "cannot open the prompt", false},
 		{"focus moved", func(r *rig) { r.humanTypes(secret); r.b.verdict = Verdict{Reason: "focus_moved"} },
 			Request{Service: "github.com"}, StatusRefused, "focus moved", true},
-		{"not matched", func(r *rig) { r.humanTypes(secret); r.b.verdict = Verdict{Inserted: true} },
+		{"not matched", func(r *rig) { r.humanTypes(secret); r.b.verdict = Verdict{Inserted: true, Stopped: "not_matched"} },
 			Request{Service: "github.com"}, StatusFailed, "did not keep", true},
+		{"bad then", func(r *rig) {}, Request{Service: "github.com", Then: "later"}, StatusRefused, "unknown then", false},
+		{"policy forces submit", func(r *rig) {
+			r.humanTypes(secret)
+			r.e.Policy = fakePolicy{allow: true, forceThen: ThenSubmit}
+		}, Request{Service: "github.com", Then: ThenNone}, StatusRefused, "has fillgate submit", false},
 		{"insert unconfirmed", func(r *rig) {
 			r.humanTypes(secret)
 			r.e.Limits.InsertBudget = 20 * time.Millisecond
@@ -485,5 +502,91 @@ func TestAgentHangingUpLateCoolsDown(t *testing.T) {
 				t.Errorf("cooling down = %v, want %v", cooling, c.cooldown)
 			}
 		})
+	}
+}
+
+// TestAfterInsert maps every verdict of an insert that happened to its
+// outcome, and checks what reaches Insert as Then and what the result says
+// about the submit.
+func TestAfterInsert(t *testing.T) {
+	cases := []struct {
+		name      string
+		then      string // asked
+		force     string // the policy's rule
+		v         Verdict
+		wantThen  string
+		status    Status
+		detail    string
+		submitted bool
+		navigated bool
+	}{
+		{"submitted, navigated", "", "", Verdict{Inserted: true, Matched: true, Submitted: true, Navigated: true},
+			ThenSubmit, StatusOK, "the form was submitted and the page navigated away", true, true},
+		{"submitted, script kept the field", ThenSubmit, "", Verdict{Inserted: true, Matched: true, Submitted: true, Cleared: true},
+			ThenSubmit, StatusOK, "fillgate cleared it", true, false},
+		{"submitted, field removed", ThenSubmit, "", Verdict{Inserted: true, Matched: true, Submitted: true},
+			ThenSubmit, StatusOK, "the page removed or emptied the field", true, false},
+		{"then none", ThenNone, "", Verdict{Inserted: true, Matched: true, Remains: true},
+			ThenNone, StatusOK, "nothing was submitted (then none): the page, and any tool that reads it", false, false},
+		{"policy says none", ThenSubmit, ThenNone, Verdict{Inserted: true, Matched: true, Remains: true},
+			ThenNone, StatusOK, "can see the value in the field until it is submitted", false, false},
+		{"policy says submit", ThenSubmit, ThenSubmit, Verdict{Inserted: true, Matched: true, Submitted: true, Navigated: true},
+			ThenSubmit, StatusOK, "navigated away", true, true},
+		{"validation stopped it", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "invalid", StoppedBy: "I agree\x00 to the\nterms"},
+			ThenSubmit, StatusFailed, `validation stopped the submit at the field "I agree to theterms"; fill it in`, false, false},
+		{"disabled button", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "button_disabled"},
+			ThenSubmit, StatusFailed, "submit button is disabled", false, false},
+		{"form changed", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "form_changed"},
+			ThenSubmit, StatusFailed, "changed where its form sends the value", false, false},
+		{"put back", "", "", Verdict{Inserted: true, Matched: true, Submitted: true, Remains: true},
+			ThenSubmit, StatusFailed, "put the value back", true, false},
+		{"went away mid-call", "", "", Verdict{Inserted: true, Matched: true, Navigated: true, Unconfirmed: true},
+			ThenSubmit, StatusOK, "the page went away during the fill", false, true},
+		{"not matched with then none", ThenNone, "", Verdict{Inserted: true, Remains: true},
+			ThenNone, StatusFailed, "did not keep the whole value", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t)
+			r.humanTypes(secret)
+			r.b.verdict = c.v
+			r.e.Policy = fakePolicy{allow: true, forceThen: c.force}
+			res := r.e.Fill(context.Background(), Request{Service: "github.com", Then: c.then}, agent, nil)
+			if res.Status != c.status || !strings.Contains(res.Detail, c.detail) {
+				t.Fatalf("got %s %q, want %s containing %q", res.Status, res.Detail, c.status, c.detail)
+			}
+			if r.b.then != c.wantThen {
+				t.Errorf("Insert got then %q, want %q", r.b.then, c.wantThen)
+			}
+			if res.Submitted == nil || res.Navigated == nil || *res.Submitted != c.submitted || *res.Navigated != c.navigated {
+				t.Errorf("result %+v; want submitted %v, navigated %v", res, c.submitted, c.navigated)
+			}
+			out, _ := json.Marshal(res)
+			if !bytes.Contains(out, []byte(`"submitted":`)) || !bytes.Contains(out, []byte(`"navigated":`)) {
+				t.Errorf("the JSON result lacks submitted or navigated: %s", out)
+			}
+			r.assertClean(t, res)
+		})
+	}
+
+	// A refusal carries neither field.
+	r := newRig(t)
+	r.humanTypes(secret)
+	r.b.verdict = Verdict{Reason: "focus_moved"}
+	res := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil)
+	if out, _ := json.Marshal(res); res.Status != StatusRefused || bytes.Contains(out, []byte("submitted")) || bytes.Contains(out, []byte("navigated")) {
+		t.Errorf("refused result %s", out)
+	}
+}
+
+// TestPolicyForcesSubmitBeforeAsking: then none under a policy that
+// forces submit is refused before any prompt opens.
+func TestPolicyForcesSubmitBeforeAsking(t *testing.T) {
+	r := newRig(t)
+	r.e.Policy = fakePolicy{allow: true, forceThen: ThenSubmit}
+	r.b.onOpen = func(string) { t.Error("a prompt opened") }
+	res := r.e.Fill(context.Background(), Request{Service: "github.com", Then: ThenNone}, agent, nil)
+	if res.Status != StatusRefused || r.b.inserts != 0 || r.b.window != nil {
+		t.Fatalf("got %+v, %d inserts", res, r.b.inserts)
 	}
 }

@@ -19,7 +19,7 @@ type Status string
 
 // The five outcomes.
 const (
-	StatusOK         Status = "ok"          // the value is in the field
+	StatusOK         Status = "ok"          // the value was inserted (and, unless then none, submitted)
 	StatusCancelled  Status = "cancelled"   // the human said no (or closed the prompt)
 	StatusRefused    Status = "refused"     // a check or the policy said no; nothing was asked
 	StatusNoResponse Status = "no_response" // nobody answered within the budget
@@ -116,13 +116,19 @@ type Request struct {
 // Result is all an agent ever learns. It never holds the value, its length,
 // a prefix or a hash.
 type Result struct {
-	Status   Status `json:"status"`
-	Service  string `json:"service"`
-	Origin   string `json:"origin,omitempty"`
-	Field    string `json:"field,omitempty"`
-	Via      string `json:"via,omitempty"`
-	Detail   string `json:"detail,omitempty"`
-	Fallback string `json:"fallback,omitempty"`
+	Status  Status `json:"status"`
+	Service string `json:"service"`
+	Origin  string `json:"origin,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Via     string `json:"via,omitempty"`
+	// Submitted and Navigated are set on every result of a request that
+	// inserted: whether the form was submitted (by fillgate or by the page
+	// itself), and whether the page then navigated away. They are absent
+	// when nothing was inserted.
+	Submitted *bool  `json:"submitted,omitempty"`
+	Navigated *bool  `json:"navigated,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+	Fallback  string `json:"fallback,omitempty"`
 }
 
 // Agent names the process that asked: the nearest ancestor of the socket
@@ -176,6 +182,45 @@ type FieldInfo struct {
 	Problem string `json:"problem,omitempty"`
 }
 
+// Destination is where a form submission sends the value.
+type Destination struct {
+	// Action is the origin of the resolved action URL
+	// ("https://github.com"), or "null" when it is not an http or https
+	// URL (javascript:, data:, mailto:, ...).
+	Action string `json:"action"`
+	// Target is the browsing context the response loads in, as the page
+	// wrote it (at most 64 characters); "" means the field's own frame.
+	Target string `json:"target,omitempty"`
+}
+
+// FormInfo describes the form the focused field belongs to: where a
+// submission sends the value.
+type FormInfo struct {
+	// Destination is where submitting the form itself (Enter without a
+	// submit button) sends it: the form's action and target (or the
+	// document's <base target>).
+	Destination
+	// Submitter is where the form's default submit button sends it (its
+	// formaction and formtarget, else the form's); nil when the form has
+	// no submit button.
+	Submitter *Destination `json:"submitter,omitempty"`
+	// Elsewhere reports a field whose form owner is not the form around it
+	// (a form= attribute naming a form elsewhere in the page).
+	Elsewhere bool `json:"elsewhere,omitempty"`
+}
+
+// Destinations lists where a submission of the form may send the value:
+// the form's own destination, then its default submitter's.
+func (f *FormInfo) Destinations() []Destination {
+	if f == nil {
+		return nil
+	}
+	if f.Submitter == nil {
+		return []Destination{f.Destination}
+	}
+	return []Destination{f.Destination, *f.Submitter}
+}
+
 // Inspection is what the browser reports about the focused field. It names
 // one exact tab, frame and element (through Token) for the later insert.
 type Inspection struct {
@@ -186,7 +231,9 @@ type Inspection struct {
 	// frame above it up to the top-level page.
 	Origins []string  `json:"origins"`
 	Field   FieldInfo `json:"field"`
-	Paused  bool      `json:"paused,omitempty"` // the user paused fills in the extension
+	// Form is the focused field's form; nil for a field in no form.
+	Form   *FormInfo `json:"form,omitempty"`
+	Paused bool      `json:"paused,omitempty"` // the user paused fills in the extension
 }
 
 // Origin is the origin of the focused frame, or "".
@@ -200,12 +247,47 @@ func (in Inspection) Origin() string {
 // Verdict is the browser's answer to an insert.
 type Verdict struct {
 	Inserted bool `json:"inserted"`
-	// Matched reports that the field now holds a value of the expected
-	// length (never the value or the length itself).
+	// Matched reports that the field held a value of the expected length
+	// right after the insert (never the value or the length itself).
 	Matched bool `json:"matched"`
 	// Reason says why nothing was inserted: focus_moved, origin_changed,
-	// element_gone, kind_changed, not_usable, paused, ...
+	// element_gone, kind_changed, not_usable, form_changed, paused, ...
 	Reason string `json:"reason,omitempty"`
+
+	// What followed the insert (InsertOptions.Then).
+
+	// Submitted reports that the form was submitted: by fillgate (its
+	// default button, or Enter for a form without one or a field in no
+	// form), or by the page itself (a one-time-code widget that submits
+	// when its last box is filled).
+	Submitted bool `json:"submitted,omitempty"`
+	// Navigated reports that the page left the document the value was in
+	// (a navigation started, the frame went away or the tab closed).
+	Navigated bool `json:"navigated,omitempty"`
+	// Cleared reports that fillgate emptied the field after the submit
+	// because the page kept it (a script handled the login, or the submit
+	// was stopped).
+	Cleared bool `json:"cleared,omitempty"`
+	// Remains reports that the value is still in the field: with ThenNone,
+	// or when the page put it back after fillgate cleared it.
+	Remains bool `json:"remains,omitempty"`
+	// Stopped says why fillgate did not submit after inserting: invalid
+	// (the form's validation stopped it), button_disabled, form_changed
+	// (the page changed where the form sends the value), not_matched (the
+	// field did not keep the whole value). The field is cleared.
+	Stopped string `json:"stopped,omitempty"`
+	// StoppedBy names the field whose validation stopped the submit: its
+	// label, name or id (never its value).
+	StoppedBy string `json:"stopped_by,omitempty"`
+	// Unconfirmed reports that the page went away while the call ran, so
+	// the page could not say how far the insert and submit got.
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
+}
+
+// InsertOptions says what follows the insert.
+type InsertOptions struct {
+	// Then is ThenSubmit or ThenNone ("" means ThenSubmit).
+	Then string
 }
 
 // PromptWindow is a prompt page the browser opened for the human.
@@ -228,10 +310,12 @@ type Browser interface {
 	Inspect(ctx context.Context, req Request) (Inspection, error)
 	// OpenPrompt shows the loopback prompt at url to the human.
 	OpenPrompt(ctx context.Context, url string) (PromptWindow, error)
-	// Insert re-checks origin, element and kind in the page and, only if
-	// all still hold, inserts value. The caller zeroes value afterwards;
-	// implementations must not keep it.
-	Insert(ctx context.Context, in Inspection, value []byte) (Verdict, error)
+	// Insert re-checks origin, element, kind and the form's destinations
+	// in the page and, only if all still hold, inserts value; then, with
+	// opt.Then submit, submits the form and makes sure the value is no
+	// longer in the page when it returns. The caller zeroes value
+	// afterwards; implementations must not keep it.
+	Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error)
 }
 
 // Progress is one step of a running request, for the waiting agent's

@@ -202,8 +202,8 @@ func (l *lazyCDP) OpenPrompt(ctx context.Context, url string) (fill.PromptWindow
 	return l.b.OpenPrompt(ctx, url)
 }
 
-func (l *lazyCDP) Insert(ctx context.Context, in fill.Inspection, value []byte) (fill.Verdict, error) {
-	return l.b.Insert(ctx, in, value)
+func (l *lazyCDP) Insert(ctx context.Context, in fill.Inspection, value []byte, opt fill.InsertOptions) (fill.Verdict, error) {
+	return l.b.Insert(ctx, in, value, opt)
 }
 
 // Close detaches from the browser, if it was reached.

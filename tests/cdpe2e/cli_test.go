@@ -268,10 +268,15 @@ type fillRun struct {
 }
 
 // fillgate starts `fillgate fill args...` with the scenario's environment.
-// limit is a safety net: a run still going then is killed and fails the
-// test.
+// Without a --then in args it asks for --then none: these scenarios check
+// the value in the field (the submit is TestCLISubmit's and the fill
+// tests'). limit is a safety net: a run still going then is killed and
+// fails the test.
 func (sc *scene) fillgate(limit time.Duration, args ...string) *fillRun {
 	sc.t.Helper()
+	if !slices.Contains(args, "--then") {
+		args = append(args, "--then", "none")
+	}
 	ctx, cancel := context.WithTimeout(sc.ctx, limit)
 	r := &fillRun{sc: sc, ctx: ctx, done: make(chan struct{})}
 	r.cmd = exec.CommandContext(ctx, fillgateBin, append([]string{"fill"}, args...)...)

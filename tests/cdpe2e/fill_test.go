@@ -48,7 +48,7 @@ func (e *env) inspect(b *hostcdp.Browser, service, field string) fill.Inspection
 func (e *env) insert(b *hostcdp.Browser, in fill.Inspection, secret []byte) fill.Verdict {
 	e.t.Helper()
 	value := append([]byte(nil), secret...)
-	v, err := b.Insert(e.step(), in, value)
+	v, err := b.Insert(e.step(), in, value, fill.InsertOptions{Then: fill.ThenNone})
 	clear(value)
 	if err != nil {
 		leakscan.Bytes(e.t, secret, "the insert error", []byte(err.Error()))

@@ -25,7 +25,7 @@ func BenchmarkExtensionRoundTrip(b *testing.B) {
 	var toPrompt, toResult, total []time.Duration
 	for b.Loop() {
 		tb.eval(`(f => { f.value = ""; f.focus(); return document.activeElement === f; })(document.getElementById("pw"))`)
-		a, n := ch.request(b, "--service", "127.0.0.1")
+		a, n := ch.request(b, "--service", "127.0.0.1", "--then", "none")
 		p := ch.awaitPrompt(b, n)
 		p.typeSecret(secret)
 		submitted := time.Now()

@@ -66,7 +66,7 @@ func TestFirefox(t *testing.T) {
 		t.Fatal("could not focus the password field")
 	}
 
-	a := r.fill(t, ctx, "--service", "127.0.0.1")
+	a := r.fill(t, ctx, "--service", "127.0.0.1", "--then", "none")
 	p := awaitFirefoxPrompt(t, ctx, ff, origin)
 	if !p.call(`function (s) { return document.body.innerText.includes(s); }`, origin) {
 		t.Errorf("the prompt does not name the origin %s", origin)
@@ -86,11 +86,63 @@ func TestFirefox(t *testing.T) {
 	}
 	waitContextGone(t, ctx, ff, p.id)
 
+	// The default: submit as a person would and leave nothing.
+	site, _ := loginSite(t)
+	secrets := [][]byte{secret}
+	for _, c := range []struct{ path, endpoint, detail string }{
+		{"/classic", "/classic/login", "the form was submitted and the page navigated away"},
+		{"/react", "/api/login", "the page removed or emptied the field"},
+	} {
+		s := leakscan.NewSecret(t)
+		defer clear(s)
+		secrets = append(secrets, s)
+		site.SetRight(s)
+		if err := ff.Call(ctx, "browsingContext.navigate", map[string]any{"context": login.id, "url": site.URL + c.path, "wait": "complete"}, nil); err != nil {
+			t.Fatalf("open %s: %v", c.path, err)
+		}
+		login.await(`function () { const f = document.getElementById("pw"); if (f) f.focus(); return f !== null && document.activeElement === f; }`)
+		a := r.fill(t, ctx, "--service", "127.0.0.3")
+		p := awaitFirefoxPrompt(t, ctx, ff, origin)
+		p.send(s)
+		res, code := a.result(t, ctx)
+		r.scanAgentSide(t, s, a, host.PID, ff.Cmd.Process.Pid)
+		wantResult(t, res, code, fill.StatusOK, "127.0.0.3", fill.FieldPassword, c.detail)
+		login.await(`function () { return document.getElementById("welcome") !== null; }`)
+		if site.Logins(c.endpoint, s) != 1 || site.Carrying(s) != 1 {
+			t.Errorf("%s: the service got the value %d times; want once", c.path, site.Carrying(s))
+		}
+		if !login.call(`function (v) { return !fg.holds(v) && fg.left("pw"); }`, string(s)) {
+			t.Errorf("%s: the page still holds the value", c.path)
+		}
+		waitContextGone(t, ctx, ff, p.id)
+	}
+
 	ff.Stop()
 	waitGone(t, ctx, host.PID, "the host")
-	leakscan.Bytes(t, secret, "the browser's output", []byte(ff.Output()))
-	if n := leakscan.Dirs(t, secret, r.root); n < 20 {
-		t.Errorf("the leak scan read only %d files under %s", n, r.root)
+	for _, s := range secrets {
+		leakscan.Bytes(t, s, "the browser's output", []byte(ff.Output()))
+		if n := leakscan.Dirs(t, s, r.root); n < 20 {
+			t.Errorf("the leak scan read only %d files under %s", n, r.root)
+		}
+	}
+}
+
+// await calls fn (no arguments) in the page until it returns true; the
+// page may be loading, so a failed call is tried again until the deadline.
+func (b bidiTab) await(fn string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	for {
+		ok, err := b.try(fn)
+		if err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.t.Fatalf("the page never got there (%v); last: %v", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

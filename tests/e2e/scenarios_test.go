@@ -41,13 +41,14 @@ func TestChromium(t *testing.T) {
 	ch := startChromium(t, ctx)
 	const svc = "127.0.0.1"
 
-	// Filled: the human answers, the value lands in the focused field
-	// with a trusted input event, and nothing is submitted.
+	// Filled with --then none: the human answers, the value lands in the
+	// focused field with a trusted input event, and nothing is submitted.
+	// (The submit and what it leaves are TestChromiumAfterFill's.)
 	t.Run("password", func(t *testing.T) {
 		secret := ch.secret(t)
 		tb := ch.open(t, ch.origin1+"/password")
 		tb.focus(`document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc)
+		a, n := ch.request(t, "--service", svc, "--then", "none")
 		p := ch.awaitPrompt(t, n)
 		p.says("Password for 127.0.0.1", ch.origin1, "the focused password field",
 			fmt.Sprintf("(pid %d) via fillgate fill", os.Getpid()))
@@ -72,7 +73,7 @@ func TestChromium(t *testing.T) {
 		secret := ch.secret(t)
 		tb := ch.open(t, ch.origin1+"/otp")
 		tb.focus(`document.getElementById("otp")`)
-		a, n := ch.request(t, "--service", svc, "--field", "otp")
+		a, n := ch.request(t, "--service", svc, "--field", "otp", "--then", "none")
 		p := ch.awaitPrompt(t, n)
 		p.says("One-time code for 127.0.0.1")
 		p.send(secret)
@@ -92,7 +93,7 @@ func TestChromium(t *testing.T) {
 		secret := ch.codeSecret(t, 6)
 		tb := ch.open(t, ch.origin1+"/split")
 		tb.focus(`document.getElementById("b0")`)
-		a, n := ch.request(t, "--service", svc, "--field", "otp")
+		a, n := ch.request(t, "--service", svc, "--field", "otp", "--then", "none")
 		p := ch.awaitPrompt(t, n)
 		p.send(secret)
 		res, code := a.result(t, ctx)
@@ -111,7 +112,7 @@ func TestChromium(t *testing.T) {
 		secret := ch.secret(t)
 		tb := ch.open(t, ch.origin1+"/react")
 		tb.focus(`document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc)
+		a, n := ch.request(t, "--service", svc, "--then", "none")
 		p := ch.awaitPrompt(t, n)
 		p.send(secret)
 		res, code := a.result(t, ctx)
@@ -130,7 +131,7 @@ func TestChromium(t *testing.T) {
 		secret := ch.secret(t)
 		tb := ch.open(t, ch.origin1+"/shadow")
 		tb.focus(`field()`)
-		a, n := ch.request(t, "--service", svc)
+		a, n := ch.request(t, "--service", svc, "--then", "none")
 		p := ch.awaitPrompt(t, n)
 		p.send(secret)
 		res, code := a.result(t, ctx)
@@ -150,7 +151,7 @@ func TestChromium(t *testing.T) {
 		tb := ch.open(t, ch.origin1+"/iframe")
 		const frame = `document.getElementById("fr").contentWindow`
 		tb.focus(frame + `.document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc)
+		a, n := ch.request(t, "--service", svc, "--then", "none")
 		p := ch.awaitPrompt(t, n)
 		p.send(secret)
 		res, code := a.result(t, ctx)

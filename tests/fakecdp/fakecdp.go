@@ -31,6 +31,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/tests/fakepage"
 )
 
 // Server is the fake endpoint. Its methods are safe for concurrent use.
@@ -99,8 +100,15 @@ type Frame struct {
 	// Throw makes every call of the in-page function throw in this frame,
 	// ThrowOnInsert only the insert.
 	Throw, ThrowOnInsert bool
+	// After is what the page does once a value is in: how it answers the
+	// submit (tests/fakepage). GoesAway answers the insert call with
+	// Chromium's "Inspected target navigated or closed".
+	After fakepage.Page
 
-	value []byte // the last inserted value
+	form    *fill.FormInfo // the focused field's form; nil: no form
+	value   []byte         // the last inserted value
+	holds   bool           // the field still holds it
+	submits int
 }
 
 // session is one attached CDP session.
@@ -223,6 +231,30 @@ func (f *Frame) Focus(field fill.FieldInfo) {
 	}
 }
 
+// SetForm sets the focused field's form, as probe reports it (nil: a
+// field in no form). Changing it between Inspect and Insert makes the
+// insert answer form_changed.
+func (f *Frame) SetForm(form *fill.FormInfo) {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	f.form = form
+}
+
+// FieldHolds reports whether the field still holds the last inserted
+// value (then none, or a page that put it back).
+func (f *Frame) FieldHolds() bool {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	return f.holds
+}
+
+// Submits counts the inserts into f that a submit followed.
+func (f *Frame) Submits() int {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	return f.submits
+}
+
 // Blur leaves nothing focused in f.
 func (f *Frame) Blur() {
 	f.s.mu.Lock()
@@ -261,7 +293,7 @@ func (f *Frame) Navigate(origin string) {
 	defer f.s.mu.Unlock()
 	f.origin = origin
 	f.gen++
-	f.focusChild, f.field, f.element = nil, fill.FieldInfo{Kind: fill.FieldNone}, 0
+	f.focusChild, f.field, f.element, f.form = nil, fill.FieldInfo{Kind: fill.FieldNone}, 0, nil
 }
 
 // ValueEquals reports whether the last value inserted into f equals b.

@@ -2,6 +2,7 @@ package fakecdp
 
 import (
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -229,9 +230,13 @@ func (s *Server) callFunction(ss *session, msg *cdproto.Message) (any, []outgoin
 		if arg.Token != "" && field.Kind != fill.FieldNone {
 			w.tokens[arg.Token] = remembered{element: f.element, kind: field.Kind}
 		}
+		var form *fill.FormInfo
+		if f.focusChild == nil && (field.Kind == fill.FieldPassword || field.Kind == fill.FieldOTP) {
+			form = f.form
+		}
 		return byValue(map[string]any{
 			"origin": f.origin, "top": f.parent == nil, "activeIsFrame": f.focusChild != nil,
-			"childFrame": nil, "field": field,
+			"childFrame": nil, "field": field, "form": form,
 		})
 	case "activeFrame":
 		if f.focusChild == nil {
@@ -246,10 +251,12 @@ func (s *Server) callFunction(ss *session, msg *cdproto.Message) (any, []outgoin
 			return nil, nil, errorf(-32602, "no arg")
 		}
 		var arg struct {
-			Token  string `json:"token"`
-			Origin string `json:"origin"`
-			Kind   string `json:"kind"`
-			Value  string `json:"value"`
+			Token  string         `json:"token"`
+			Origin string         `json:"origin"`
+			Kind   string         `json:"kind"`
+			Form   *fill.FormInfo `json:"form"`
+			Then   string         `json:"then"`
+			Value  string         `json:"value"`
 		}
 		if err := json.Unmarshal(p.Arguments[1].Value, &arg); err != nil {
 			return nil, nil, errorf(-32602, "bad arg")
@@ -270,12 +277,31 @@ func (s *Server) callFunction(ss *session, msg *cdproto.Message) (any, []outgoin
 			return no("kind_changed")
 		case f.field.Problem != "":
 			return no("not_usable")
+		case !reflect.DeepEqual(arg.Form, f.form):
+			return no("form_changed")
 		case arg.Value == "":
 			return no("insert_failed")
 		}
 		clear(f.value)
 		f.value = []byte(arg.Value)
-		return byValue(map[string]any{"inserted": true, "matched": !f.NotMatched, "reason": ""})
+		then := fill.ThenSubmit
+		if arg.Then == fill.ThenNone {
+			then = fill.ThenNone
+		}
+		after := f.After
+		after.Short = after.Short || f.NotMatched
+		v, holds, gone := after.After(then)
+		f.holds = holds
+		if gone {
+			f.gen++ // the document is gone with its worlds
+			return nil, nil, errorf(-32000, "Inspected target navigated or closed")
+		}
+		if v.Submitted {
+			f.submits++
+		}
+		return byValue(map[string]any{"inserted": true, "matched": v.Matched, "reason": "",
+			"submitted": v.Submitted, "navigated": v.Navigated, "cleared": v.Cleared, "remains": v.Remains,
+			"stopped": v.Stopped, "stoppedBy": v.StoppedBy})
 	}
 	return nil, nil, errorf(-32000, "fillgateInPage: unknown op")
 }

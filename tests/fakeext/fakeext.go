@@ -7,7 +7,8 @@
 //
 // An inserted value is kept in memory only so that a test can ask
 // ValueEquals; the fake never prints, logs or returns it, and the messages
-// it records have their value redacted.
+// it records have their value redacted. After the insert the fake page
+// answers the submit as tests/fakepage models it.
 package fakeext
 
 import (
@@ -24,6 +25,7 @@ import (
 
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/nativemsg"
+	"github.com/fillgate/fillgate/tests/fakepage"
 )
 
 // Page is the browser state the fake shows: the active tab and what is
@@ -55,6 +57,13 @@ type Page struct {
 	RejectInsert bool
 	// WrongLength makes the insert report matched=false.
 	WrongLength bool
+	// Form is the focused field's form as inspect reports it (nil: a
+	// field in no form). An insert whose form differs from it (the page
+	// changed it in between) is refused with form_changed.
+	Form *fill.FormInfo
+	// After is what the page does once the value is in: how it answers
+	// the submit (tests/fakepage).
+	After fakepage.Page
 }
 
 // Options configures a fake extension.
@@ -99,6 +108,8 @@ type Ext struct {
 	nextWindow   int64
 	value        []byte // the last inserted value; only ValueEquals reads it
 	inserts      int
+	holds        bool // the page's field still holds the last inserted value
+	submits      int  // inserts followed by a submit
 	received     []Message
 	changed      chan struct{} // closed and replaced whenever received grows
 	disconnectOn map[string]bool
@@ -330,6 +341,21 @@ func (e *Ext) ValueEquals(b []byte) bool {
 	return e.value != nil && bytes.Equal(e.value, b)
 }
 
+// FieldHolds reports whether the page's field still holds the last
+// inserted value (with then none, or a page that put it back).
+func (e *Ext) FieldHolds() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.holds
+}
+
+// Submits counts the inserts that the form's submit followed.
+func (e *Ext) Submits() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.submits
+}
+
 // Inserts counts the inserts the fake carried out.
 func (e *Ext) Inserts() int {
 	e.mu.Lock()
@@ -375,7 +401,20 @@ func OfType(typ string) func(Message) bool {
 
 func clonePage(p Page) Page {
 	p.Origins = slices.Clone(p.Origins)
+	p.Form = cloneForm(p.Form)
 	return p
+}
+
+func cloneForm(f *fill.FormInfo) *fill.FormInfo {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	if f.Submitter != nil {
+		s := *f.Submitter
+		c.Submitter = &s
+	}
+	return &c
 }
 
 func newToken() string {

@@ -2,6 +2,7 @@ package fakeext
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 
 	"github.com/fillgate/fillgate/host/fill"
@@ -10,15 +11,17 @@ import (
 // request is every field of every host → extension message but the value,
 // which is read separately without passing through a Go string.
 type request struct {
-	ID      *int64   `json:"id"`
-	Type    string   `json:"type"`
-	Tab     *int64   `json:"tab"`
-	Frame   *int64   `json:"frame"`
-	URL     string   `json:"url"`
-	Window  int64    `json:"window"`
-	Token   string   `json:"token"`
-	Origins []string `json:"origins"`
-	Kind    string   `json:"kind"`
+	ID      *int64         `json:"id"`
+	Type    string         `json:"type"`
+	Tab     *int64         `json:"tab"`
+	Frame   *int64         `json:"frame"`
+	URL     string         `json:"url"`
+	Window  int64          `json:"window"`
+	Token   string         `json:"token"`
+	Origins []string       `json:"origins"`
+	Kind    string         `json:"kind"`
+	Form    *fill.FormInfo `json:"form"`
+	Then    string         `json:"then"`
 }
 
 // handle answers one frame from the host. It zeroes the frame afterwards.
@@ -105,6 +108,9 @@ func (e *Ext) inspect(req request, reply map[string]any) {
 	reply["type"] = "inspected"
 	reply["tab"], reply["frame"], reply["token"] = p.Tab, frame, token
 	reply["origins"], reply["field"], reply["paused"] = slices.Clone(p.Origins), field, e.paused
+	if p.Form != nil && frame == p.Frame {
+		reply["form"] = cloneForm(p.Form)
+	}
 }
 
 // peek reports the page's focused origin and field, as the real
@@ -135,8 +141,9 @@ func (e *Ext) openPrompt(reply map[string]any) int64 {
 }
 
 // insert re-checks the page in the order the real extension does (paused,
-// tab, top origin, frame, frame origin, element, focus, kind, usability)
-// and keeps the value only if every check holds.
+// tab, top origin, frame, frame origin, element, focus, kind, usability,
+// the form's destinations) and keeps the value only if every check holds;
+// then the page answers the submit (Page.After).
 func (e *Ext) insert(req request, body []byte, reply map[string]any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -162,6 +169,8 @@ func (e *Ext) insert(req request, body []byte, reply map[string]any) {
 		reason = "kind_changed"
 	case p.Field.Problem != "":
 		reason = "not_usable"
+	case !reflect.DeepEqual(req.Form, p.Form):
+		reason = "form_changed"
 	case p.RejectInsert:
 		reason = "insert_failed"
 	}
@@ -177,7 +186,34 @@ func (e *Ext) insert(req request, body []byte, reply map[string]any) {
 	clear(e.value)
 	e.value = value
 	e.inserts++
-	reply["type"], reply["matched"] = "inserted", !p.WrongLength
+	then := fill.ThenSubmit
+	if req.Then == fill.ThenNone {
+		then = fill.ThenNone
+	}
+	after := p.After
+	after.Short = after.Short || p.WrongLength
+	v, holds, gone := after.After(then)
+	e.holds = holds
+	if gone {
+		// The document went away mid-call: the worker answers so.
+		reply["type"], reply["matched"], reply["navigated"], reply["unconfirmed"] = "inserted", true, true, true
+		return
+	}
+	if v.Submitted {
+		e.submits++
+	}
+	reply["type"], reply["matched"] = "inserted", v.Matched
+	for k, b := range map[string]bool{"submitted": v.Submitted, "navigated": v.Navigated, "cleared": v.Cleared, "remains": v.Remains} {
+		if b {
+			reply[k] = true
+		}
+	}
+	if v.Stopped != "" {
+		reply["stopped"] = v.Stopped
+	}
+	if v.StoppedBy != "" {
+		reply["stopped_by"] = v.StoppedBy
+	}
 }
 
 func (e *Ext) record(m Message) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/tests/fakehuman"
+	"github.com/fillgate/fillgate/tests/fakepage"
 )
 
 // hostKinds are the two ways the tests run the host.
@@ -40,14 +41,45 @@ func TestOK(t *testing.T) {
 			r := newRig(t, setup{inProcess: k.inProcess, page: loginPage("https://github.com")})
 			r.behave(answers(r.secret))
 			got := r.fill("github.com")
-			r.expect(got, fill.StatusOK, "inserted into the focused password field; nothing was submitted")
+			r.expect(got, fill.StatusOK, "inserted into the focused password field; the form was submitted and the page navigated away")
 			r.expectWhere(got, "github.com", "https://github.com", fill.FieldPassword)
+			r.expectSubmit(got, true, true)
+			if r.ext.Submits() != 1 || r.ext.FieldHolds() {
+				t.Errorf("the page saw %d submits; its field holds the value: %v", r.ext.Submits(), r.ext.FieldHolds())
+			}
 			if got.res.Fallback != "" {
 				t.Errorf("an ok result carries a fallback: %q", got.res.Fallback)
 			}
 			r.expectExtSaw(1, "inspect", "open_prompt", "close_prompt", "insert", "outcome")
 			r.expectInserted(r.secret)
 			r.expectInsertTarget(7, 0, fill.FieldPassword, "https://github.com")
+			r.expectInsertThen(fill.ThenSubmit)
+			r.expectAudit(got)
+		})
+		t.Run(k.name+"/then none", func(t *testing.T) {
+			r := newRig(t, setup{inProcess: k.inProcess, page: loginPage("https://github.com")})
+			r.behave(answers(r.secret))
+			got := r.fill("github.com", "--then", "none")
+			r.expect(got, fill.StatusOK, "nothing was submitted (then none): the page, and any tool that reads it")
+			r.expectSubmit(got, false, false)
+			r.expectInserted(r.secret)
+			r.expectInsertThen(fill.ThenNone)
+			if r.ext.Submits() != 0 || !r.ext.FieldHolds() {
+				t.Errorf("the page saw %d submits; its field holds the value: %v", r.ext.Submits(), r.ext.FieldHolds())
+			}
+			r.expectAudit(got)
+		})
+		t.Run(k.name+"/validation stops the submit", func(t *testing.T) {
+			page := loginPage("https://github.com")
+			page.After = fakepage.Page{Submit: fakepage.Invalid, InvalidField: "I accept the terms"}
+			r := newRig(t, setup{inProcess: k.inProcess, page: page})
+			r.behave(answers(r.secret))
+			got := r.fill("github.com")
+			r.expect(got, fill.StatusFailed, `validation stopped the submit at the field "I accept the terms"`)
+			r.expectSubmit(got, false, false)
+			if r.ext.Submits() != 0 || r.ext.FieldHolds() {
+				t.Errorf("the page saw %d submits; its field holds the value: %v", r.ext.Submits(), r.ext.FieldHolds())
+			}
 			r.expectAudit(got)
 		})
 		t.Run(k.name+"/one-time-code", func(t *testing.T) {
@@ -65,6 +97,32 @@ func TestOK(t *testing.T) {
 			r.expectAudit(got)
 		})
 	}
+}
+
+// expectSubmit checks that the result says whether the form was
+// submitted and the page navigated.
+func (r *rig) expectSubmit(got run, submitted, navigated bool) {
+	r.t.Helper()
+	res := got.res
+	if res.Submitted == nil || res.Navigated == nil || *res.Submitted != submitted || *res.Navigated != navigated {
+		r.t.Errorf("result %s; want submitted %v, navigated %v", r.safe(string(got.stdout)), submitted, navigated)
+	}
+}
+
+// expectInsertThen checks what the insert request asked to follow it.
+func (r *rig) expectInsertThen(then string) {
+	r.t.Helper()
+	for _, m := range r.ext.Received() {
+		if m.Type != "insert" {
+			continue
+		}
+		var ins struct{ Then string }
+		if err := json.Unmarshal(m.Raw, &ins); err != nil || ins.Then != then {
+			r.t.Errorf("the insert request asked for then %q (%v); want %q", ins.Then, err, then)
+		}
+		return
+	}
+	r.t.Error("the extension received no insert request")
 }
 
 // expectInsertTarget checks that the insert request named the inspected

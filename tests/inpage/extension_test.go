@@ -81,12 +81,13 @@ type reply struct {
 		Split   int    `json:"split"`
 		Problem string `json:"problem"`
 	} `json:"field"`
-	Paused  bool   `json:"paused"`
-	Window  int    `json:"window"`
-	Matched bool   `json:"matched"`
-	Reason  string `json:"reason"`
-	Error   string `json:"error"`
-	Detail  string `json:"detail"`
+	Form    json.RawMessage `json:"form"`
+	Paused  bool            `json:"paused"`
+	Window  int             `json:"window"`
+	Matched bool            `json:"matched"`
+	Reason  string          `json:"reason"`
+	Error   string          `json:"error"`
+	Detail  string          `json:"detail"`
 }
 
 // answer hands msg to the worker's request handler, as if the host had

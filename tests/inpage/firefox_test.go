@@ -121,7 +121,7 @@ func TestFirefox(t *testing.T) {
 		t.Fatalf("inspect = %v; want a usable password field", in)
 	}
 	h.send(map[string]any{"id": 3, "type": "insert", "tab": in["tab"], "frame": in["frame"], "token": in["token"],
-		"origins": in["origins"], "kind": "password", "value": string(secret)})
+		"origins": in["origins"], "kind": "password", "form": in["form"], "then": "none", "value": string(secret)})
 	h.expect(map[string]any{"id": 3, "type": "inserted", "matched": true})
 	if !tab.callBool(`function (v) { return fg.is(f, v); }`, string(secret)) {
 		t.Fatal("value differed")

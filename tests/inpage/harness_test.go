@@ -51,11 +51,12 @@ type tab struct {
 	t      testing.TB
 	ctx    context.Context
 	worlds map[cdp.FrameID]runtime.ExecutionContextID
+	forms  map[string]json.RawMessage // the form each token's probe saw
 }
 
 func openTab(t testing.TB, browserCtx context.Context, url string) *tab {
 	t.Helper()
-	return &tab{t: t, ctx: browser.NewTab(t, browserCtx, url), worlds: map[cdp.FrameID]runtime.ExecutionContextID{}}
+	return &tab{t: t, ctx: browser.NewTab(t, browserCtx, url), worlds: map[cdp.FrameID]runtime.ExecutionContextID{}, forms: map[string]json.RawMessage{}}
 }
 
 // frames lists the tab's frame ids, top first, depth first.
@@ -136,25 +137,41 @@ type probeResult struct {
 		Split   int    `json:"split"`
 		Problem string `json:"problem"`
 	} `json:"field"`
+	Form json.RawMessage `json:"form"`
 }
 
 // verdict is what fillgateInPage("insert") returns.
 type verdict struct {
-	Inserted bool   `json:"inserted"`
-	Matched  bool   `json:"matched"`
-	Reason   string `json:"reason"`
+	Inserted  bool   `json:"inserted"`
+	Matched   bool   `json:"matched"`
+	Reason    string `json:"reason"`
+	Submitted bool   `json:"submitted"`
+	Navigated bool   `json:"navigated"`
+	Cleared   bool   `json:"cleared"`
+	Remains   bool   `json:"remains"`
+	Stopped   string `json:"stopped"`
+	StoppedBy string `json:"stoppedBy"`
 }
 
 func (tb *tab) probe(frame cdp.FrameID, token string) probeResult {
 	tb.t.Helper()
 	var p probeResult
 	tb.decode(tb.inpage(frame, "probe", map[string]string{"token": token}, true), &p)
+	tb.forms[token] = p.Form
 	return p
 }
 
+// insert inserts value with then none (the value stays in the field),
+// handing back the form the token's probe saw.
 func (tb *tab) insert(frame cdp.FrameID, token, origin, kind string, value []byte) verdict {
 	tb.t.Helper()
-	arg := map[string]string{"token": token, "origin": origin, "kind": kind, "value": string(value)}
+	return tb.insertThen(frame, token, origin, kind, "none", value)
+}
+
+// insertThen inserts value and does what then says after it.
+func (tb *tab) insertThen(frame cdp.FrameID, token, origin, kind, then string, value []byte) verdict {
+	tb.t.Helper()
+	arg := map[string]any{"token": token, "origin": origin, "kind": kind, "form": tb.forms[token], "then": then, "value": string(value)}
 	var v verdict
 	tb.decode(tb.inpage(frame, "insert", arg, true), &v)
 	return v

@@ -76,9 +76,9 @@ func TestNativeMessaging(t *testing.T) {
 	h.expect(map[string]any{"type": "prompt_closed", "window": opened["window"]})
 
 	h.send(map[string]any{"id": 4, "type": "insert", "tab": in["tab"], "frame": in["frame"], "token": in["token"],
-		"origins": in["origins"], "kind": "password", "value": string(secret)})
-	done := h.expect(map[string]any{"id": 4, "type": "inserted", "matched": true})
-	if len(done) != 3 {
+		"origins": in["origins"], "kind": "password", "form": in["form"], "then": "none", "value": string(secret)})
+	done := h.expect(map[string]any{"id": 4, "type": "inserted", "matched": true, "remains": true})
+	if len(done) != 4 {
 		t.Errorf("the insert reply has extra fields: %v", done)
 	}
 	if !tb.holds("f", secret) {
@@ -135,7 +135,7 @@ func BenchmarkNativeRoundTrip(b *testing.B) {
 		h.send(map[string]any{"id": 2 * i, "type": "inspect"})
 		in := h.expect(map[string]any{"id": 2 * i, "type": "inspected"})
 		h.send(map[string]any{"id": 2*i + 1, "type": "insert", "tab": in["tab"], "frame": in["frame"], "token": in["token"],
-			"origins": in["origins"], "kind": "password", "value": string(secret)})
+			"origins": in["origins"], "kind": "password", "form": in["form"], "then": "none", "value": string(secret)})
 		h.expect(map[string]any{"id": 2*i + 1, "type": "inserted", "matched": true})
 		took = append(took, time.Since(start))
 	}

@@ -37,7 +37,7 @@ func TestServiceWorker(t *testing.T) {
 
 	insert := func(r reply, value []byte) reply {
 		t.Helper()
-		return w.answer(map[string]any{"id": 9, "type": "insert", "tab": r.Tab, "frame": r.Frame,
+		return w.answer(map[string]any{"id": 9, "type": "insert", "tab": r.Tab, "frame": r.Frame, "form": r.Form, "then": "none",
 			"token": r.Token, "origins": r.Origins, "kind": r.Field.Kind, "value": string(value)})
 	}
 	inspect := func(t *testing.T, want string) reply {
