@@ -88,13 +88,15 @@ func outputSchema() map[string]any {
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"status":   status,
-			"service":  str("the service asked for, normalised; empty when the service argument was unusable"),
-			"origin":   str("the origin of the focused frame the value was (or would have been) typed into"),
-			"field":    str("password or one-time-code"),
-			"via":      str("extension or cdp"),
-			"detail":   str("what happened, in words, and how to fix a failure"),
-			"fallback": str("after no_response: what to do instead of asking again"),
+			"status":    status,
+			"service":   str("the service asked for, normalised; empty when the service argument was unusable"),
+			"origin":    str("the origin of the focused frame the value was (or would have been) typed into"),
+			"field":     str("password or one-time-code"),
+			"via":       str("extension or cdp"),
+			"detail":    str("what happened, in words, and how to fix a failure"),
+			"fallback":  str("after no_response: what to do instead of asking again"),
+			"submitted": map[string]any{"type": "boolean", "description": "on a result where the value was inserted: whether fillgate submitted the form"},
+			"navigated": map[string]any{"type": "boolean", "description": "on a result where the value was inserted: whether the page navigated away after the submit"},
 		},
 		"required": []string{"status", "service"},
 	}

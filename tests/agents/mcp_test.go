@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -48,7 +49,7 @@ func mcpResult(t testing.TB, res *agenttools.Result) fill.Result {
 	t.Helper()
 	var sc, text fill.Result
 	if err := json.Unmarshal(res.StructuredContent, &sc); err != nil || len(res.Content) != 1 ||
-		json.Unmarshal([]byte(res.Content[0].Text), &text) != nil || text != sc {
+		json.Unmarshal([]byte(res.Content[0].Text), &text) != nil || !reflect.DeepEqual(text, sc) {
 		t.Fatalf("request_secret returned %d content blocks and structured content that is not a result", len(res.Content))
 	}
 	if res.IsError != (sc.Status != fill.StatusOK) {

@@ -117,7 +117,8 @@ func (a *agentTools) readPage(t testing.TB, tb *tab, secret []byte, m toolsMark)
 	}
 	a.call(t, a.pw, secret, "browser_tabs", map[string]any{"action": "select", "index": i})
 	snap := a.call(t, a.pw, secret, "browser_snapshot", map[string]any{})
-	refs := regexp.MustCompile(`\[ref=(e\d+)\]`).FindAllStringSubmatch(snap, -1)
+	// Refs are e<n>, or f<frame>e<n> in a page that navigated.
+	refs := regexp.MustCompile(`\[ref=((?:f\d+)?e\d+)\]`).FindAllStringSubmatch(snap, -1)
 	if len(refs) == 0 {
 		t.Fatalf("the snapshot has no element to hover: %s", a.r.withheld([]byte(snap)))
 	}
