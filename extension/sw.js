@@ -176,8 +176,8 @@ async function inspect(msg) {
 // problem), for routing among browsers and for `fillgate status`; it
 // remembers nothing and names no other tab.
 async function peek() {
-  const tab = await targetTab(null);
-  if (!tab) return fail("no_tab", "no active tab");
+  const { tab, error } = await targetTab(null);
+  if (error) return error;
   const chain = focusChain(await probeAll(tab.id, null).catch(() => new Map()));
   if (!chain) return { type: "peeked", origin: originOf(tab.url), field: { kind: "none", split: 0, problem: "" } };
   const { kind, split, problem } = chain.at(-1).result.field;
