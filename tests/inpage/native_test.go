@@ -3,6 +3,7 @@ package inpage
 import (
 	"context"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -100,8 +101,10 @@ func TestNativeMessaging(t *testing.T) {
 	w := attachWorker(t, ctx, bctx)
 	var stored map[string]any
 	w.call(&stored, `function () { return chrome.storage.local.get(null); }`)
-	if len(stored) != 1 || stored["paused"] != true {
-		t.Errorf("storage.local holds %v; want only paused: true", stored)
+	// The pause switch and the profile's random instance id, nothing else.
+	instance, _ := stored["instance"].(string)
+	if len(stored) != 2 || stored["paused"] != true || !uuidRE.MatchString(instance) {
+		t.Errorf("storage.local holds %v; want only paused: true and a random instance id", stored)
 	}
 
 	// The host goes away; the extension reconnects and says hello again.
@@ -145,3 +148,6 @@ func BenchmarkNativeRoundTrip(b *testing.B) {
 		b.Fatal("value differed")
 	}
 }
+
+// uuidRE matches crypto.randomUUID()'s output.
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
