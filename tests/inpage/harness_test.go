@@ -136,6 +136,7 @@ type probeResult struct {
 		Split   int    `json:"split"`
 		Problem string `json:"problem"`
 	} `json:"field"`
+	ClosedHost bool `json:"closedHost"`
 }
 
 // verdict is what fillgateInPage("insert") returns.
