@@ -59,7 +59,7 @@ func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte) 
 	}
 
 	f := loc.focused()
-	res, err := f.world.insert(ctx, b.js, loc.token, f.origin, in.Field.Kind, value)
+	res, err := f.world.insert(ctx, b.js, loc.token, f.origin, in.Field.Kind, value, f.roots)
 	switch {
 	case errors.Is(err, errContextGone):
 		return fill.Verdict{Reason: b.navReason(ctx, loc, len(loc.chain)-1)}, nil
@@ -94,9 +94,11 @@ func (b *Browser) insertError(ctx context.Context) error {
 
 // recheck walks the chain again: each frame must still have its origin,
 // and the focus must still lead through the same frames to the focused
-// one. It returns an in-page style reason when something changed.
+// one. It returns an in-page style reason when something changed. Its
+// probes remember nothing (no token), so they judge only frame elements:
+// the in-page insert judges the field itself.
 func (b *Browser) recheck(ctx context.Context, loc *location) (string, error) {
-	token := newToken()
+	const token = ""
 	for i, lv := range loc.chain {
 		if lv.world.sess.gone() {
 			if loc.page.gone() {
@@ -104,7 +106,7 @@ func (b *Browser) recheck(ctx context.Context, loc *location) (string, error) {
 			}
 			return reasonOriginChanged, nil
 		}
-		pr, err := lv.world.probe(ctx, b.js, token)
+		pr, err := lv.world.probe(ctx, b.js, token, lv.roots, true)
 		switch {
 		case errors.Is(err, errContextGone):
 			return b.navReason(ctx, loc, i), nil
@@ -134,7 +136,7 @@ func (b *Browser) recheck(ctx context.Context, loc *location) (string, error) {
 			// transparent or covered.
 			return reasonNotUsable, nil
 		}
-		child, err := lv.world.activeChild(ctx, b.js)
+		child, err := lv.world.activeChild(ctx, b.js, lv.roots)
 		if err != nil || child != loc.chain[i+1].world.frameID {
 			return reasonFrameChanged, nil
 		}
@@ -158,7 +160,7 @@ func (b *Browser) navReason(ctx context.Context, loc *location, i int) string {
 	if err != nil {
 		return reasonOriginChanged
 	}
-	pr, err := w.probe(ctx, b.js, newToken())
+	pr, err := w.probe(ctx, b.js, newToken(), nil, false)
 	if err != nil || pr.Origin != lv.origin {
 		return reasonOriginChanged
 	}
