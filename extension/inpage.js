@@ -452,8 +452,9 @@ async function fillgateInPage(op, arg) {
   };
 
   // Chromium's IntersectionObserver v2: whether each element is visible,
-  // from the first notification (null where the browser lacks it, or no
-  // notification came within a second: a page that renders no frames).
+  // from the first notification; null where the browser lacks it. A shown
+  // page renders a frame long before two seconds pass; if none came, every
+  // element counts as not visible, and the scan must explain it.
   const observe = (els) => {
     let cancel = () => {};
     const seen = new Promise((resolve) => {
@@ -463,7 +464,7 @@ async function fillgateInPage(op, arg) {
         for (const en of entries) got.set(en.target, en.isVisible);
         if (got.size === els.length) cancel(els.map((e) => got.get(e)));
       }, { trackVisibility: true, delay: 100 });
-      const timer = setTimeout(() => cancel(null), 1000);
+      const timer = setTimeout(() => cancel(els.map(() => false)), 2000);
       cancel = (v) => { io.disconnect(); clearTimeout(timer); resolve(v); };
       els.forEach((e) => io.observe(e));
     });
@@ -472,7 +473,7 @@ async function fillgateInPage(op, arg) {
 
   // Whether the page is shown (not a background tab or a minimised
   // window). With wait, a tab the caller just brought to the front gets up
-  // to a second to be shown.
+  // to three seconds to be shown.
   const shown = (wait) => new Promise((resolve) => {
     const done = () => {
       removeEventListener("visibilitychange", check);
@@ -480,7 +481,7 @@ async function fillgateInPage(op, arg) {
       resolve(visibility(document) === "visible");
     };
     const check = () => visibility(document) === "visible" && done();
-    const timer = wait ? setTimeout(done, 1000) : 0;
+    const timer = wait ? setTimeout(done, 3000) : 0;
     addEventListener("visibilitychange", check);
     if (!wait || visibility(document) === "visible") done();
   });
