@@ -8,24 +8,34 @@
 // scripts cannot see its arguments or replace the built-ins it uses. It reads
 // DOM state only through this world's own prototype getters, so neither page
 // scripts nor named elements that shadow document properties can fool it.
-// See host/PROTOCOL.md, section 3.
+// Arguments after arg are closed shadow roots the CDP caller resolved on
+// the way to the focused element (the extension reaches them through its
+// own APIs). See host/PROTOCOL.md, section 3.
 async function fillgateInPage(op, arg) {
   "use strict";
+  const roots = Array.prototype.slice.call(arguments, 2);
   const own = (o, k) => Object.getOwnPropertyDescriptor(o, k);
   const getter = (proto, k) => { const g = own(proto, k).get; return (o) => Reflect.apply(g, o, []); };
   const method = (proto, k) => { const f = own(proto, k).value; return (o, ...a) => Reflect.apply(f, o, a); };
   const I = HTMLInputElement.prototype, E = Element.prototype, N = Node.prototype;
   const docActive = getter(Document.prototype, "activeElement");
   const rootActive = getter(ShadowRoot.prototype, "activeElement");
-  const docHit = method(Document.prototype, "elementFromPoint");
-  const rootHit = method(ShadowRoot.prototype, "elementFromPoint");
+  const docHits = method(Document.prototype, "elementsFromPoint");
+  const rootHits = method(ShadowRoot.prototype, "elementsFromPoint");
   const execCommand = method(Document.prototype, "execCommand");
   const shadowRoot = getter(E, "shadowRoot"), hostOf = getter(ShadowRoot.prototype, "host");
   const assignedSlot = getter(E, "assignedSlot"), parentNode = getter(N, "parentNode");
-  const connected = getter(N, "isConnected"), contains = method(N, "contains");
-  const matches = method(E, "matches"), attr = method(E, "getAttribute");
+  const rootNode = method(N, "getRootNode"), slotted = method(HTMLSlotElement.prototype, "assignedElements");
+  const connected = getter(N, "isConnected"), contains = method(N, "contains"), childNodes = getter(N, "childNodes");
+  const textOf = getter(CharacterData.prototype, "data"), createRange = method(Document.prototype, "createRange");
+  const selectContents = method(Range.prototype, "selectNodeContents"), rangeRects = method(Range.prototype, "getClientRects");
+  const position = method(N, "compareDocumentPosition");
+  const matches = method(E, "matches"), attr = method(E, "getAttribute"), localName = getter(E, "localName");
   const rect = method(E, "getBoundingClientRect"), visible = method(E, "checkVisibility");
+  const offsetWidth = getter(HTMLElement.prototype, "offsetWidth"), offsetHeight = getter(HTMLElement.prototype, "offsetHeight");
+  const clientWidth = getter(E, "clientWidth"), clientHeight = getter(E, "clientHeight");
   const queryEl = method(E, "querySelectorAll"), queryFrag = method(DocumentFragment.prototype, "querySelectorAll");
+  const queryDoc = method(Document.prototype, "querySelectorAll"), visibility = getter(Document.prototype, "visibilityState");
   const body = getter(Document.prototype, "body"), docEl = getter(Document.prototype, "documentElement");
   const focus = method(HTMLElement.prototype, "focus");
   const type = getter(I, "type"), maxLength = getter(I, "maxLength"), readOnly = getter(I, "readOnly");
@@ -49,22 +59,56 @@ async function fillgateInPage(op, arg) {
   // the field or change it after the submit before fillgate clears it.
   const SELF_MS = 400, WAIT_MS = 1000;
 
-  // The focused element, followed through open shadow roots.
+  // Shadow roots, open or closed. The extension reaches closed ones with the
+  // APIs made for it, in this isolated world: chrome.dom in Chromium,
+  // Element.openOrClosedShadowRoot in Firefox's content scripts. The CDP
+  // path has neither; its caller passes the closed roots it resolved.
+  const extDom = ((own(globalThis, "browser") || own(globalThis, "chrome") || {}).value || {}).dom;
+  const ffRoot = own(E, "openOrClosedShadowRoot"), ffSlot = own(E, "openOrClosedAssignedSlot");
+  const passed = new Map();
+  for (const r of roots) if (r instanceof ShadowRoot) passed.set(hostOf(r), r);
+  const reachesClosed = Boolean(ffRoot || (extDom && extDom.openOrClosedShadowRoot));
+  const shadowOf = (el) => {
+    if (!(el instanceof HTMLElement)) return null;
+    if (ffRoot) return Reflect.apply(ffRoot.get, el, []);
+    if (reachesClosed) return extDom.openOrClosedShadowRoot(el);
+    return shadowRoot(el) || passed.get(el) || null;
+  };
+  // The focused element, followed through shadow roots.
   const deepActive = () => {
     let el = docActive(document);
     for (let i = 0; el && i < 64; i++) {
-      const root = shadowRoot(el), inner = root && rootActive(root);
+      const root = shadowOf(el), inner = root && rootActive(root);
       if (!inner) break;
       el = inner;
     }
     return el;
   };
+  // Whether el holds the focus in a shadow root this call cannot reach: a
+  // possible shadow host (a custom element or one of the tags that may have
+  // one) that matches :focus, as a host does while focus is inside it. Only
+  // the CDP path asks; its caller then resolves the closed root.
+  const HOSTS = new Set("article aside blockquote body div footer h1 h2 h3 h4 h5 h6 header main nav p section span".split(" "));
+  const closedHost = (el) => !reachesClosed && el instanceof HTMLElement && !shadowOf(el) &&
+    (localName(el).includes("-") || HOSTS.has(localName(el))) && matches(el, ":focus");
   const isFrame = (el) => el instanceof HTMLIFrameElement || el instanceof HTMLFrameElement;
-  // The flat-tree parent: the slot an element is assigned to, its parent
-  // element, or the host of the shadow root it sits in.
+  // The flat-tree parent: the slot an element is assigned to (in an open or
+  // a closed shadow root), its parent element, or the host of the shadow
+  // root it sits in.
   const flatParent = (el) => {
-    const p = assignedSlot(el) || parentNode(el);
+    let p = assignedSlot(el) || (ffSlot ? Reflect.apply(ffSlot.get, el, []) : null);
+    if (!p) {
+      p = parentNode(el);
+      const closed = p instanceof HTMLElement && !shadowRoot(p) && shadowOf(p);
+      if (closed) p = Array.from(queryFrag(closed, "slot")).find((s) => slotted(s).includes(el)) || p;
+    }
     return p instanceof ShadowRoot ? hostOf(p) : p instanceof Element ? p : null;
+  };
+  // el and its flat-tree ancestors, el first.
+  const lineage = (el) => {
+    const out = [];
+    for (let e = el; e && out.length < 512; e = flatParent(e)) out.push(e);
+    return out;
   };
   // The row of 4 to 12 single-character boxes that el belongs to: the first
   // of its three nearest ancestors holding such a row, boxes in document
@@ -91,63 +135,414 @@ async function fillgateInPage(op, arg) {
     if (tokens.includes("one-time-code") && TEXT.has(type(el))) return { kind: "one-time-code", boxes: null };
     return { kind: type(el) === "password" ? "password" : "other", boxes: null };
   };
-  // Effective opacity along the flat-tree ancestors, opacity() filters
-  // included.
-  const opacity = (el) => {
-    let o = 1;
-    for (let e = el; e && o >= 0.1; e = flatParent(e)) {
-      const cs = getComputedStyle(e);
-      o *= parseFloat(cs.opacity);
-      for (const m of cs.filter.matchAll(/opacity\(([\d.]+)(%?)\)/g)) o *= parseFloat(m[1]) / (m[2] ? 100 : 1);
-    }
-    return o;
+  // ---- What a person sees of an element (problem codes: host/PROTOCOL.md
+  // section 2). Layers of checks, cheapest first: the element's state and
+  // box; the styles of it and its flat-tree ancestors (opacity, masks, clip
+  // paths, filters, blending, colours); hit tests at points spread over the
+  // part a person reads (its content box); then, for what hit tests cannot
+  // see (layers with pointer-events: none, box-shadow and outline drawn
+  // over it), Chromium's IntersectionObserver v2 and a scan of what paints
+  // over that box, with the CSS painting order told from styles.
+  const num = (v) => parseFloat(v) || 0;
+  const styles = new Map();
+  const style = (e) => {
+    let cs = styles.get(e);
+    if (!cs) styles.set(e, (cs = getComputedStyle(e)));
+    return cs;
   };
-  // The alpha of a computed colour ("rgba(0, 0, 0, 0)", "transparent",
-  // "color(srgb 0 0 0 / 0)").
+  const none = (v) => !v || v === "none";
+  // A computed colour as [r, g, b, alpha], or null when it is not rgb().
+  const rgba = (c) => {
+    if (c === "transparent") return [0, 0, 0, 0];
+    const m = c.match(/^rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)$/);
+    return m ? [num(m[1]), num(m[2]), num(m[3]), m[4] === undefined ? 1 : num(m[4])] : null;
+  };
+  // The alpha of a computed colour (rgb(), transparent, "color(srgb 0 0 0 / 0)").
   const alpha = (c) => {
-    if (c === "transparent") return 0;
+    const v = rgba(c);
+    if (v) return v[3];
     const slash = c.match(/\/\s*([\d.]+)(%?)\s*\)$/);
-    if (slash) return parseFloat(slash[1]) / (slash[2] ? 100 : 1);
-    const rgba = c.match(/^rgba\((?:[^,]+,){3}\s*([\d.]+)\)$/);
-    return rgba ? parseFloat(rgba[1]) : 1;
+    return slash ? num(slash[1]) / (slash[2] ? 100 : 1) : 1;
   };
+  const luminance = (c) => {
+    const lin = (v) => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    return 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+  };
+  const contrast = (a, b) => {
+    const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  // The top-level functions of a computed filter or shadow list: [name, argument].
+  const calls = (v) => {
+    const out = [];
+    let depth = 0, start = 0, name = "";
+    for (let i = 0; i < v.length; i++) {
+      if (v[i] === "(" && depth++ === 0) {
+        name = v.slice(start, i).trim();
+        start = i + 1;
+      } else if (v[i] === ")" && --depth === 0) {
+        out.push([name, v.slice(start, i)]);
+        start = i + 1;
+      }
+    }
+    return out;
+  };
+  const amount = (a) => {
+    const m = a.match(/^\s*([\d.]+)(%?)/);
+    return m ? num(m[1]) / (m[2] ? 100 : 1) : 1;
+  };
+  // Whether a computed transform is more than a translation and an even
+  // scale up (what IntersectionObserver v2 tolerates).
+  const distorts = (t) => {
+    if (none(t)) return false;
+    const m = t.match(/^matrix\(([^)]*)\)$/);
+    const [a, b, c, d] = m ? m[1].split(",").map(num) : [0, 1, 1, 0];
+    return b !== 0 || c !== 0 || a !== d || a < 1;
+  };
+
+  // Why the styles of el and its ancestors keep it from being seen, or "";
+  // effects: whether any effect that IntersectionObserver v2 counts against
+  // visibility was found (opacity, filters, distorting transforms).
+  const styleProblem = (el, found) => {
+    let o = 1, light = 1, dark = 1;
+    for (const e of lineage(el)) {
+      const cs = style(e);
+      o *= num(cs.opacity);
+      if (!none(cs.mixBlendMode) && cs.mixBlendMode !== "normal") return "blended";
+      if ([cs.maskImage, cs.webkitMaskImage, cs.webkitMaskBoxImageSource, cs.maskBorderSource].some((m) => !none(m))) return "masked";
+      if (!none(cs.clipPath) || (!none(cs.clip) && cs.clip !== "auto" && /^(absolute|fixed)$/.test(cs.position))) return "clipped";
+      for (const [f, a] of calls(cs.filter)) {
+        if (f === "url") return "filtered";
+        if (f === "blur" && num(a) > 2) return "blurred";
+        if (f === "invert" && Math.abs(amount(a) - 0.5) < 0.3) return "filtered";
+        if (f === "opacity") o *= amount(a);
+        if (f === "brightness") light *= amount(a);
+        if (f === "contrast") dark *= amount(a);
+      }
+      if (o < 1 || !none(cs.filter) || distorts(cs.transform) || [cs.scale, cs.rotate].some((v) => !none(v))) found.effects = true;
+    }
+    if (o < 0.5) return "transparent";
+    return light < 0.3 || light > 3 || dark < 0.3 ? "filtered" : "";
+  };
+
+  // Whether a field shows its value: text not transparent, and not the
+  // colour of what is behind it.
+  const textProblem = (el) => {
+    const cs = style(el), fill = cs.webkitTextFillColor || cs.color;
+    if (alpha(fill) < 0.1) return "unreadable";
+    const fg = rgba(fill);
+    for (const e of lineage(el)) {
+      const bs = style(e);
+      if (!none(bs.backgroundImage)) return "";
+      const bg = rgba(bs.backgroundColor);
+      if (!bg) return "";
+      if (bg[3] >= 0.9) return fg && contrast(fg, bg) < 1.25 ? "unreadable" : "";
+    }
+    return "";
+  };
+
   // Whether el paints nothing of its own: transparent text, caret, fill,
   // background and border, and no image, shadow or outline.
   const paintsNothing = (el) => {
-    const cs = getComputedStyle(el);
+    const cs = style(el);
     const border = ["Top", "Right", "Bottom", "Left"].every((s) =>
-      parseFloat(cs["border" + s + "Width"]) === 0 || alpha(cs["border" + s + "Color"]) < 0.1);
+      num(cs["border" + s + "Width"]) === 0 || alpha(cs["border" + s + "Color"]) < 0.1);
     return alpha(cs.color) < 0.1 && alpha(cs.webkitTextFillColor || cs.color) < 0.1 &&
-      alpha(cs.backgroundColor) < 0.1 && cs.backgroundImage === "none" && border &&
-      cs.boxShadow === "none" && (cs.outlineStyle === "none" || parseFloat(cs.outlineWidth) === 0);
+      alpha(cs.backgroundColor) < 0.1 && none(cs.backgroundImage) && border &&
+      none(cs.boxShadow) && (cs.outlineStyle === "none" || num(cs.outlineWidth) === 0);
   };
-  // Whether the element hit at (x, y), followed into open shadow roots, is
-  // something other than el, its descendants or its labels.
-  const covered = (el, x, y) => {
-    let hit = docHit(document, x, y);
-    for (let i = 0; hit && i < 64; i++) {
-      const root = shadowRoot(hit), inner = root && rootHit(root, x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
+
+  // The box a person reads el in, in viewport coordinates: a frame's
+  // content box, or the line a field's text is centred on in its content
+  // box. rtl when text starts on the right; sx, sy: el's scale on screen.
+  const coreOf = (el, r) => {
+    const cs = style(el);
+    const sx = offsetWidth(el) ? r.width / offsetWidth(el) : 1, sy = offsetHeight(el) ? r.height / offsetHeight(el) : 1;
+    const c = {
+      left: r.left + (num(cs.borderLeftWidth) + num(cs.paddingLeft)) * sx,
+      right: r.right - (num(cs.borderRightWidth) + num(cs.paddingRight)) * sx,
+      top: r.top + (num(cs.borderTopWidth) + num(cs.paddingTop)) * sy,
+      bottom: r.bottom - (num(cs.borderBottomWidth) + num(cs.paddingBottom)) * sy,
+      rtl: cs.direction === "rtl", sx, sy,
+    };
+    if (c.right - c.left < 2 || c.bottom - c.top < 2) Object.assign(c, { left: r.left, right: r.right, top: r.top, bottom: r.bottom });
+    const line = (cs.lineHeight === "normal" ? 1.2 * num(cs.fontSize) : num(cs.lineHeight)) * sy, mid = (c.top + c.bottom) / 2;
+    if (!isFrame(el) && line > 0 && line < c.bottom - c.top) Object.assign(c, { top: mid - line / 2, bottom: mid + line / 2 });
+    return c;
+  };
+  // The end of the content box (its last fifth on the side text ends),
+  // where show-password buttons and password-manager icons sit: painting
+  // there is tolerated.
+  const endFrom = (c) => c.rtl ? c.left + (c.right - c.left) * 0.2 : c.right - (c.right - c.left) * 0.2;
+  const inEnd = (c, x) => c.rtl ? x <= endFrom(c) : x >= endFrom(c);
+  const box = (r) => ({ left: r.left, right: r.right, top: r.top, bottom: r.bottom });
+  const touches = (a, b) => Math.max(a.left, b.left) < Math.min(a.right, b.right) && Math.max(a.top, b.top) < Math.min(a.bottom, b.bottom);
+  // Whether rectangle r paints over core c outside its end (by more than a
+  // sliver of 2px).
+  const meets = (r, c) => {
+    const left = Math.max(r.left, c.left), right = Math.min(r.right, c.right);
+    if (right - left <= 2 || Math.min(r.bottom, c.bottom) - Math.max(r.top, c.top) <= 2) return false;
+    return c.rtl ? right > endFrom(c) : left < endFrom(c);
+  };
+
+  // Hit tests at 15 points of the line a field's text is on (a frame's
+  // content box), in the document and in each shadow tree el sits in:
+  // nothing that paints there may be above el (its own labels are not el),
+  // except at the end.
+  const COLS = [0.1, 0.3, 0.5, 0.7, 0.9], ROWS = [0.25, 0.5, 0.75];
+  const hitProblem = (el, c) => {
+    const named = labelsOf(el);
+    const paintsAt = (h, target, x, y) => !contains(target, h) &&
+      paintedBy(h, style(h), box(rect(h)), false, true, named).some((p) => p.left <= x && x <= p.right && p.top <= y && y <= p.bottom);
+    if (style(el).pointerEvents === "none") return "unclickable";
+    const levels = [];
+    for (let e = el; e && levels.length < 64; ) {
+      const root = rootNode(e);
+      levels.unshift([root, e]);
+      e = root instanceof ShadowRoot ? hostOf(root) : null;
     }
-    if (!hit) return true;
-    if (hit === el || contains(el, hit)) return false;
-    const its = el instanceof HTMLInputElement ? Array.from(labels(el) || []) : [];
-    return !its.some((l) => contains(l, hit));
+    const width = Math.min(innerWidth, clientWidth(docEl(document)) || innerWidth);
+    const height = Math.min(innerHeight, clientHeight(docEl(document)) || innerHeight);
+    for (const fy of ROWS) for (const fx of COLS) {
+      const x = c.left + (c.right - c.left) * fx, y = c.top + (c.bottom - c.top) * fy;
+      if (x < 0 || y < 0 || x >= width || y >= height) return "offscreen";
+      for (const [scope, target] of levels) {
+        const stack = scope instanceof ShadowRoot ? rootHits(scope, x, y) : docHits(scope, x, y);
+        const i = stack.indexOf(target);
+        if (i < 0) return "clipped";
+        if (!inEnd(c, x) && stack.slice(0, i).some((h) => paintsAt(h, target, x, y))) return "covered";
+      }
+    }
+    return "";
   };
-  // Why el cannot take a value, or "" when it can.
-  const problem = (el) => {
+
+  // The rectangles an element with style cs and border box b paints
+  // opaquely: its fill (background, image, replaced content, backdrop
+  // filter), borders, box-shadows and outline.
+  const REPLACED = new Set("img video canvas iframe frame embed object svg picture".split(" "));
+  const opaque = (c) => alpha(c) >= 0.5;
+  const grow = (b, d) => ({ left: b.left - d, right: b.right + d, top: b.top - d, bottom: b.bottom + d });
+  const ring = (outer, inner) => inner.right <= inner.left || inner.bottom <= inner.top ? [outer] : [
+    { ...outer, bottom: inner.top }, { ...outer, top: inner.bottom },
+    { ...outer, right: inner.left }, { ...outer, left: inner.right }];
+  const paints = (cs, b, name) => {
+    const out = [];
+    if (opaque(cs.backgroundColor) || !none(cs.backgroundImage) || REPLACED.has(name) || !none(cs.backdropFilter)) out.push(b);
+    const w = (s) => opaque(cs["border" + s + "Color"]) && cs["border" + s + "Style"] !== "none" ? num(cs["border" + s + "Width"]) : 0;
+    const [bt, br, bb, bl] = ["Top", "Right", "Bottom", "Left"].map(w);
+    if (bt || br || bb || bl) out.push(...ring(b, { left: b.left + bl, right: b.right - br, top: b.top + bt, bottom: b.bottom - bb }));
+    if (!none(cs.boxShadow)) {
+      for (const shadow of cs.boxShadow.split(/,(?![^(]*\))/)) {
+        const color = (shadow.match(/(rgba?|color|hsla?|oklch|oklab|lab|lch)\([^)]*\)/) || ["rgb(0, 0, 0)"])[0];
+        const [x, y, , spread] = shadow.replace(color, "").match(/-?[\d.]+px/g)?.map(num) || [];
+        if (!opaque(color) || x === undefined) continue;
+        const s = { left: b.left + x - (spread || 0), right: b.right + x + (spread || 0), top: b.top + (y || 0) - (spread || 0), bottom: b.bottom + (y || 0) + (spread || 0) };
+        if (!/inset/.test(shadow)) out.push(s);
+        else out.push(...ring(b, { left: s.left + 2 * (spread || 0), right: s.right - 2 * (spread || 0), top: s.top + 2 * (spread || 0), bottom: s.bottom - 2 * (spread || 0) }));
+      }
+    }
+    return out.concat(outline(cs, b));
+  };
+  const outline = (cs, b) => {
+    const w = num(cs.outlineWidth), off = num(cs.outlineOffset);
+    return cs.outlineStyle !== "none" && w > 0 && opaque(cs.outlineColor) ? ring(grow(b, off + w), grow(b, off)) : [];
+  };
+  // The line boxes of an element's own text, when its colour shows.
+  let range = null;
+  const glyphs = (e, cs) => {
+    const out = [];
+    if (!opaque(cs.webkitTextFillColor || cs.color)) return out;
+    for (const n of childNodes(e)) {
+      if (!(n instanceof Text) || !/\S/.test(textOf(n))) continue;
+      range = range || createRange(document);
+      selectContents(range, n);
+      for (const r of rangeRects(range)) out.push(box(r));
+    }
+    return out;
+  };
+  // The border box of an element's ::before or ::after, as far as styles
+  // tell it: a positioned one from its containing block (scaled as that
+  // block is on screen), else its owner's box.
+  const pseudoBox = (e, ps, b) => {
+    if (!/^(absolute|fixed)$/.test(ps.position)) return b;
+    let cb = { left: 0, top: 0, right: innerWidth, bottom: innerHeight }, sx = 1, sy = 1;
+    if (ps.position === "absolute") {
+      const anchor = lineage(e).find((a) => style(a).position !== "static" || !none(style(a).transform));
+      cb = anchor ? box(rect(anchor)) : { left: -scrollX, top: -scrollY, right: innerWidth - scrollX, bottom: innerHeight - scrollY };
+      if (anchor instanceof HTMLElement && offsetWidth(anchor) && offsetHeight(anchor)) {
+        [sx, sy] = [(cb.right - cb.left) / offsetWidth(anchor), (cb.bottom - cb.top) / offsetHeight(anchor)];
+      }
+    }
+    const edge = (s) => num(ps["padding" + s]) + num(ps["border" + s + "Width"]);
+    const width = /px$/.test(ps.width) ? (num(ps.width) + edge("Left") + edge("Right")) * sx : cb.right - cb.left;
+    const height = /px$/.test(ps.height) ? (num(ps.height) + edge("Top") + edge("Bottom")) * sy : cb.bottom - cb.top;
+    const left = ps.left !== "auto" ? cb.left + num(ps.left) * sx : ps.right !== "auto" ? cb.right - num(ps.right) * sx - width : cb.left;
+    const top = ps.top !== "auto" ? cb.top + num(ps.top) * sy : ps.bottom !== "auto" ? cb.bottom - num(ps.bottom) * sy - height : cb.top;
+    return { left, top, right: left + width, bottom: top + height };
+  };
+
+  // Painting order, as far as styles tell it. layer: where the branch of
+  // the tree below a common ancestor paints in that ancestor's stacking
+  // context: its z-index, 0 for positioned boxes and other stacking
+  // contexts, FLOW for ordinary boxes (above negative z-indexes, below the rest).
+  const FLOW = -0.5;
+  const stacks = (cs) => num(cs.opacity) < 1 || !none(cs.transform) || !none(cs.filter) || cs.isolation === "isolate" ||
+    (!none(cs.mixBlendMode) && cs.mixBlendMode !== "normal") || /fixed|sticky/.test(cs.position) || /paint|strict|content/.test(cs.contain) ||
+    /transform|opacity|filter/.test(cs.willChange) || !none(cs.clipPath) || [cs.scale, cs.rotate, cs.translate, cs.backdropFilter].some((v) => !none(v));
+  const layer = (branch) => {
+    let k = FLOW;
+    for (const x of branch) {
+      const cs = style(x), z = cs.zIndex === "auto" ? null : parseInt(cs.zIndex, 10);
+      const parent = flatParent(x), item = parent && /flex|grid/.test(style(parent).display);
+      if (z !== null && (cs.position !== "static" || item)) return z;
+      if (stacks(cs)) return k === FLOW ? 0 : k;
+      if (cs.position !== "static") k = 0;
+    }
+    return k;
+  };
+  let topLayer = ":modal, :popover-open, :fullscreen";
+  try { matches(docEl(document), topLayer); } catch { topLayer = ":modal"; }
+  // Whether e paints above t (neither holds the other): the top layer first,
+  // then the layers of their nearest common ancestor, then tree order.
+  const above = (e, t) => {
+    const le = lineage(e), lt = lineage(t);
+    const top = (l) => l.findLast((x) => matches(x, topLayer)) || null;
+    const [te, tt] = [top(le), top(lt)];
+    if (te !== tt) return te !== null;
+    const common = new Set(lt), i = le.findIndex((x) => common.has(x)), j = lt.indexOf(le[i]);
+    if (i <= 0 || j <= 0) return true;
+    const ke = layer(le.slice(0, i).reverse()), kt = layer(lt.slice(0, j).reverse());
+    if (ke !== kt) return ke > kt;
+    return (position(lt[j - 1], le[i - 1]) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+  };
+
+  // Every element of the document and of the shadow trees this call
+  // reaches.
+  const everyElement = function* () {
+    const scopes = [document];
+    while (scopes.length) {
+      const scope = scopes.pop();
+      for (const e of scope instanceof ShadowRoot ? queryFrag(scope, "*") : queryDoc(scope, "*")) {
+        yield e;
+        const r = shadowOf(e);
+        if (r) scopes.push(r);
+      }
+    }
+  };
+  const SHOWN = { opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true };
+  const labelsOf = (el) => new Set(el instanceof HTMLInputElement ? labels(el) || [] : []);
+  // What e (style cs, border box b) paints opaquely: its fill, borders,
+  // shadows and outline, its own text when it touches el (near) and is
+  // not one of el's labels (named: a floating label rests on an empty
+  // field as a placeholder does), and its ::before and ::after when it is
+  // positioned or near. For an ancestor of el (kin), only what paints
+  // above el: its outline and positioned ::before and ::after.
+  const paintedBy = (e, cs, b, kin, near, named) => {
+    let over = kin ? outline(cs, b) : near ? paints(cs, b, localName(e)).concat(named.has(e) ? [] : glyphs(e, cs)) : paints(cs, b, "");
+    for (const which of kin || near || cs.position !== "static" ? ["::before", "::after"] : []) {
+      const ps = getComputedStyle(e, which);
+      if (none(ps.content) || ps.content === "normal" || (kin && !/^(absolute|fixed)$/.test(ps.position))) continue;
+      over = over.concat(paints(ps, pseudoBox(e, ps, b), /^url\(/.test(ps.content) ? "img" : ""));
+    }
+    return over;
+  };
+  // What paints opaquely over el's text line c (outside its end), whether
+  // hit tests see it or not (paintedBy), and is above el. found.overlaps
+  // counts whatever touches el's box, harmless or not.
+  const scanProblem = (el, c, found) => {
+    const r = box(rect(el)), mine = new Set(lineage(el)), named = labelsOf(el);
+    for (const e of everyElement()) {
+      if (e === el || contains(el, e) || (e instanceof SVGElement && !(e instanceof SVGSVGElement))) continue;
+      const cs = style(e), b = box(rect(e)), kin = mine.has(e), near = !kin && touches(b, r);
+      if (!kin && !near && none(cs.boxShadow) && cs.outlineStyle === "none" && cs.position === "static") continue;
+      const over = paintedBy(e, cs, b, kin, near, named);
+      if (!(near || over.some((p) => touches(p, r))) || !visible(e, SHOWN)) continue;
+      found.overlaps++;
+      if (over.some((p) => meets(p, c)) && (kin || above(e, el))) return "covered";
+    }
+    return "";
+  };
+
+  // Chromium's IntersectionObserver v2: whether each element is visible,
+  // from the first notification; null where the browser lacks it. A shown
+  // page renders a frame long before two seconds pass; if none came, every
+  // element counts as not visible, and the scan must explain it.
+  const observe = (els) => {
+    let cancel = () => {};
+    const seen = new Promise((resolve) => {
+      if (!("isVisible" in IntersectionObserverEntry.prototype)) return resolve(null);
+      const got = new Map();
+      const io = new IntersectionObserver((entries) => {
+        for (const en of entries) got.set(en.target, en.isVisible);
+        if (got.size === els.length) cancel(els.map((e) => got.get(e)));
+      }, { trackVisibility: true, delay: 100 });
+      const timer = setTimeout(() => cancel(els.map(() => false)), 2000);
+      cancel = (v) => { io.disconnect(); clearTimeout(timer); resolve(v); };
+      els.forEach((e) => io.observe(e));
+    });
+    return { seen, cancel: () => cancel(null) };
+  };
+
+  // Whether the page is shown (not a background tab or a minimised
+  // window). With wait, a tab the caller just brought to the front gets up
+  // to three seconds to be shown.
+  const shown = (wait) => new Promise((resolve) => {
+    const done = () => {
+      removeEventListener("visibilitychange", check);
+      clearTimeout(timer);
+      resolve(visibility(document) === "visible");
+    };
+    const check = () => visibility(document) === "visible" && done();
+    const timer = wait ? setTimeout(done, 3000) : 0;
+    addEventListener("visibilitychange", check);
+    if (!wait || visibility(document) === "visible") done();
+  });
+
+  // Why el cannot take a value (or, for a frame element, why its page
+  // cannot be seen), from everything but the observer and the scan; "" when
+  // nothing was found.
+  const quickProblem = (el, found) => {
     if (matches(el, ":disabled")) return "disabled";
     if (el instanceof HTMLInputElement && readOnly(el)) return "readonly";
     const r = rect(el);
+    if (visibility(document) !== "visible") return "background";
     if (!visible(el, { visibilityProperty: true, contentVisibilityAuto: true }) || r.width === 0 || r.height === 0) return "hidden";
     if (r.width < 4 || r.height < 4) return "tiny";
-    if (opacity(el) < 0.1 || paintsNothing(el)) return "transparent";
-    const x = r.left + r.width / 2, y = r.top + r.height / 2;
-    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) return "offscreen";
-    return covered(el, x, y) ? "covered" : "";
+    const c = coreOf(el, r);
+    if (isFrame(el) ? c.sx < 0.6 || c.sy < 0.6 : num(style(el).fontSize) * c.sy < 6) return "tiny";
+    if (!isFrame(el) && paintsNothing(el)) return "transparent";
+    return styleProblem(el, found) || (isFrame(el) ? "" : textProblem(el)) || hitProblem(el, c);
   };
-  const problemAll = (els) => els.map(problem).find((p) => p) || "";
+  // Why some of els cannot take a value, or "". The observer runs while
+  // the other checks do; a refusal they decide does not wait for it. An
+  // insert runs them again once the observer answered (the observer's
+  // answer is the frame last painted; they see what the page did since).
+  // Where the observer says "not visible" (or cannot say, as in Firefox),
+  // the scan decides. Chromium's "not visible" with no overlap or effect
+  // found to explain it is a refusal.
+  const problemAll = async (els) => {
+    if (!(await shown(op === "insert" || Boolean(arg && arg.shown)))) return "background";
+    const io = observe(els), found = els.map(() => ({ effects: false, overlaps: 0 }));
+    for (let i = 0; i < els.length; i++) {
+      const p = quickProblem(els[i], found[i]);
+      if (p) {
+        io.cancel();
+        return p;
+      }
+    }
+    const seen = await io.seen;
+    styles.clear();
+    for (let i = 0; i < els.length; i++) {
+      const p = op === "insert" ? quickProblem(els[i], found[i]) : "";
+      if (p) return p;
+      if (seen && seen[i]) continue;
+      const q = scanProblem(els[i], coreOf(els[i], rect(els[i])), found[i]);
+      if (q) return q;
+      if (seen && !found[i].effects && !found[i].overlaps) return "covered";
+    }
+    return "";
+  };
+  const problem = (el) => problemAll([el]);
   // This frame's position in the frame tree: the index in its parent's
   // frames at each level, top first; null if it cannot be told.
   const framePath = () => {
@@ -356,10 +751,13 @@ async function fillgateInPage(op, arg) {
     const el = deepActive(), frame = isFrame(el);
     const { kind, boxes } = classify(el);
     const field = { kind, split: boxes ? boxes.length : 0, problem: "" };
-    if (kind !== "none") field.problem = problemAll(boxes || [el]);
+    // A focused field is judged when the probe remembers it (the inspect);
+    // the insert judges it again itself. Frame elements are always judged.
+    const judged = arg && arg.token && (kind === "password" || kind === "one-time-code");
+    if (judged) field.problem = await problemAll(boxes || [el]);
     let childIndex = -1, childFrame = null;
     if (frame) {
-      field.problem = problem(el);
+      field.problem = await problem(el);
       const w = el instanceof HTMLIFrameElement ? iframeWindow(el) : frameWindow(el);
       for (let n = 0; n < window.length; n++) if (window[n] === w) childIndex = n;
       childFrame = frameIdOf(el);
@@ -370,11 +768,15 @@ async function fillgateInPage(op, arg) {
       m.set(arg.token, { ref: new WeakRef(el), kind, split: field.split });
     }
     const form = kind === "password" || kind === "one-time-code" ? formInfo(el, boxes || [el]) : null;
-    return { origin: location.origin, top: window === window.top, path: framePath(), activeIsFrame: frame, childIndex, childFrame, field, form };
+    return { origin: location.origin, top: window === window.top, path: framePath(), activeIsFrame: frame, childIndex, childFrame, field, form, closedHost: closedHost(el) };
   }
   if (op === "activeFrame") {
     const el = deepActive();
     return isFrame(el) ? el : null;
+  }
+  if (op === "activeHost") {
+    const el = deepActive();
+    return closedHost(el) ? el : null;
   }
   if (op === "insert") {
     const no = (reason) => ({ inserted: false, matched: false, reason });
@@ -385,11 +787,16 @@ async function fillgateInPage(op, arg) {
     m.delete(arg.token);
     const el = saved && saved.ref.deref();
     if (!el || !connected(el)) return no("element_gone");
+    // The visibility checks wait a frame for the browser; the rest are
+    // checked after them, so nothing the page does meanwhile goes unseen.
+    const checked = classify(el).boxes || [el];
+    const unusable = await problemAll(checked);
+    if (!connected(el)) return no("element_gone");
     const { kind, boxes } = classify(el);
     const active = deepActive();
     if (boxes ? !boxes.includes(active) : active !== el) return no("focus_moved");
     if (kind !== arg.kind || kind !== saved.kind || (boxes ? boxes.length : 0) !== saved.split) return no("kind_changed");
-    if (problemAll(boxes || [el])) return no("not_usable");
+    if (unusable || (boxes || [el]).some((b, i) => b !== checked[i])) return no("not_usable");
     const fields = boxes || [el];
     if (!sameForm(formInfo(el, fields), arg.form ?? null)) return no("form_changed");
     if (typeof value !== "string" || value === "") return no("insert_failed");

@@ -116,10 +116,12 @@ async function targetTab(id) {
 }
 
 // probeAll runs the probe in every frame of the tab; with a token, each
-// frame remembers its focused element under it.
+// frame remembers its focused element under it. Without one (the re-check
+// before an insert, once the tab was brought to the front) the frames get
+// a moment to be shown.
 async function probeAll(tabId, token) {
   const results = await api.scripting.executeScript({
-    target: { tabId, allFrames: true }, world: "ISOLATED", func: fillgateInPage, args: ["probe", token ? { token } : {}],
+    target: { tabId, allFrames: true }, world: "ISOLATED", func: fillgateInPage, args: ["probe", token ? { token } : { shown: true }],
   });
   const byPath = new Map();
   for (const r of results) {

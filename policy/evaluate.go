@@ -344,6 +344,22 @@ func problemPhrase(p string) string {
 		return "is outside the visible part of the page"
 	case "covered":
 		return "is covered by another element"
+	case "background":
+		return "is in a tab or window that is not shown"
+	case "masked":
+		return "is hidden by a CSS mask"
+	case "clipped":
+		return "is clipped away in part or whole"
+	case "filtered":
+		return "is washed out by a CSS filter"
+	case "blurred":
+		return "is blurred"
+	case "blended":
+		return "is blended into the page (mix-blend-mode)"
+	case "unreadable":
+		return "shows its text in a colour that cannot be seen"
+	case "unclickable":
+		return "takes no clicks (pointer-events: none)"
 	}
 	return "is not usable (" + quote(p) + ")"
 }

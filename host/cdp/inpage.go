@@ -34,9 +34,10 @@ func functionDeclaration(src string) string {
 // named by the system-unique id so that a call can never land in a context
 // of another process after a navigation.
 type world struct {
-	sess     *session
-	frameID  cdp.FrameID
-	uniqueID string
+	sess      *session
+	frameID   cdp.FrameID
+	uniqueID  string
+	contextID runtime.ExecutionContextID // for DOM.resolveNode; calls use uniqueID
 }
 
 // probeResult is what probe({token}) returns (PROTOCOL.md section 3).
@@ -46,6 +47,9 @@ type probeResult struct {
 	ActiveIsFrame bool           `json:"activeIsFrame"`
 	Field         fill.FieldInfo `json:"field"`
 	Form          *fill.FormInfo `json:"form"`
+	// ClosedHost says the focus stopped at an element that may hold it in
+	// a closed shadow root the call could not reach (see shadow.go).
+	ClosedHost bool `json:"closedHost"`
 }
 
 // insertResult is what insert({token, origin, kind, form, then, value})
@@ -107,17 +111,24 @@ func newWorld(ctx context.Context, s *session, frameID cdp.FrameID, name string)
 	if c.name != name || c.frameID != frameID {
 		return nil, errors.New("the isolated world's context is not the one asked for")
 	}
-	return &world{sess: s, frameID: frameID, uniqueID: c.uniqueID}, nil
+	return &world{sess: s, frameID: frameID, uniqueID: c.uniqueID, contextID: res.ExecutionContextID}, nil
 }
 
-// call runs fillgateInPage(op, arg) in the world. argJSON is the raw JSON
-// of arg. With byValue the result comes back as JSON; otherwise as a remote
-// object in objectGroup.
-func (w *world) call(ctx context.Context, js, op string, argJSON []byte, byValue bool) (*runtime.RemoteObject, error) {
+// call runs fillgateInPage(op, arg, ...roots) in the world. argJSON is the
+// raw JSON of arg (null when nil); roots are closed shadow roots resolved
+// in this world (see shadow.go). With byValue the result comes back as
+// JSON; otherwise as a remote object in objectGroup.
+func (w *world) call(ctx context.Context, js, op string, argJSON []byte, byValue bool, roots []runtime.RemoteObjectID) (*runtime.RemoteObject, error) {
 	opJSON, _ := json.Marshal(op)
 	args := []*runtime.CallArgument{{Value: opJSON}}
-	if argJSON != nil {
+	if argJSON != nil || len(roots) > 0 {
+		if argJSON == nil {
+			argJSON = []byte("null")
+		}
 		args = append(args, &runtime.CallArgument{Value: argJSON})
+	}
+	for _, r := range roots {
+		args = append(args, &runtime.CallArgument{ObjectID: r})
 	}
 	res, err := cdp.Call(ctx, w.sess.target, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
 		FunctionDeclaration: js,
@@ -150,10 +161,12 @@ func (w *world) call(ctx context.Context, js, op string, argJSON []byte, byValue
 // released together.
 const objectGroup = "fillgate"
 
-// probe runs probe({token}).
-func (w *world) probe(ctx context.Context, js, token string) (probeResult, error) {
-	arg, _ := json.Marshal(map[string]string{"token": token})
-	obj, err := w.call(ctx, js, "probe", arg, true)
+// probe runs probe({token, shown}) with the closed shadow roots resolved
+// so far. shown says the tab was just brought to the front: the page gets
+// a moment to be shown before its field is judged.
+func (w *world) probe(ctx context.Context, js, token string, roots []runtime.RemoteObjectID, shown bool) (probeResult, error) {
+	arg, _ := json.Marshal(map[string]any{"token": token, "shown": shown})
+	obj, err := w.call(ctx, js, "probe", arg, true, roots)
 	if err != nil {
 		return probeResult{}, err
 	}
@@ -172,8 +185,8 @@ func (w *world) probe(ctx context.Context, js, token string) (probeResult, error
 
 // activeChild runs activeFrame() and maps the focused frame element to the
 // id of the frame it holds.
-func (w *world) activeChild(ctx context.Context, js string) (cdp.FrameID, error) {
-	obj, err := w.call(ctx, js, "activeFrame", nil, false)
+func (w *world) activeChild(ctx context.Context, js string, roots []runtime.RemoteObjectID) (cdp.FrameID, error) {
+	obj, err := w.call(ctx, js, "activeFrame", nil, false, roots)
 	if err != nil {
 		return "", err
 	}
@@ -193,13 +206,13 @@ func (w *world) activeChild(ctx context.Context, js string) (cdp.FrameID, error)
 	return node.Node.FrameID, nil
 }
 
-// insert runs insert({token, origin, kind, form, then, value}). The
-// argument is built by hand into one buffer that is zeroed when the call
-// returns. chromedp copies the parameters into its own message buffers
-// (jsonv2.Marshal, the WebSocket encoder); those copies are beyond our
-// reach and live until the garbage collector or the next message reuses
-// them.
-func (w *world) insert(ctx context.Context, js string, meta insertArg, value []byte) (insertResult, error) {
+// insert runs insert({token, origin, kind, form, then, value}) with the
+// closed shadow roots of the focused frame's level. The argument is built
+// by hand into one buffer that is zeroed when the call returns. chromedp
+// copies the parameters into its own message buffers (jsonv2.Marshal, the
+// WebSocket encoder); those copies are beyond our reach and live until the
+// garbage collector or the next message reuses them.
+func (w *world) insert(ctx context.Context, js string, meta insertArg, value []byte, roots []runtime.RemoteObjectID) (insertResult, error) {
 	if !utf8.Valid(value) {
 		return insertResult{}, errNotUTF8
 	}
@@ -215,7 +228,7 @@ func (w *world) insert(ctx context.Context, js string, meta insertArg, value []b
 	arg = append(arg, `,"value":`...)
 	arg = appendJSONString(arg, value)
 	arg = append(arg, '}')
-	obj, err := w.call(ctx, js, "insert", arg, true)
+	obj, err := w.call(ctx, js, "insert", arg, true, roots)
 	clear(arg[:cap(arg)])
 	if err != nil {
 		return insertResult{}, err

@@ -66,7 +66,7 @@ func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte, 
 
 	f := loc.focused()
 	meta := insertArg{Token: loc.token, Origin: f.origin, Kind: in.Field.Kind, Form: in.Form, Then: then}
-	res, err := f.world.insert(ctx, b.js, meta, value)
+	res, err := f.world.insert(ctx, b.js, meta, value, f.roots)
 	switch {
 	case errors.Is(err, errLeftMidCall):
 		// The in-page function inserts before it first yields.
@@ -108,9 +108,11 @@ func (b *Browser) insertError(ctx context.Context) error {
 
 // recheck walks the chain again: each frame must still have its origin,
 // and the focus must still lead through the same frames to the focused
-// one. It returns an in-page style reason when something changed.
+// one. It returns an in-page style reason when something changed. Its
+// probes remember nothing (no token), so they judge only frame elements:
+// the in-page insert judges the field itself.
 func (b *Browser) recheck(ctx context.Context, loc *location) (string, error) {
-	token := newToken()
+	const token = ""
 	for i, lv := range loc.chain {
 		if lv.world.sess.gone() {
 			if loc.page.gone() {
@@ -118,7 +120,7 @@ func (b *Browser) recheck(ctx context.Context, loc *location) (string, error) {
 			}
 			return reasonOriginChanged, nil
 		}
-		pr, err := lv.world.probe(ctx, b.js, token)
+		pr, err := lv.world.probe(ctx, b.js, token, lv.roots, true)
 		switch {
 		case errors.Is(err, errContextGone):
 			return b.navReason(ctx, loc, i), nil
@@ -148,7 +150,7 @@ func (b *Browser) recheck(ctx context.Context, loc *location) (string, error) {
 			// transparent or covered.
 			return reasonNotUsable, nil
 		}
-		child, err := lv.world.activeChild(ctx, b.js)
+		child, err := lv.world.activeChild(ctx, b.js, lv.roots)
 		if err != nil || child != loc.chain[i+1].world.frameID {
 			return reasonFrameChanged, nil
 		}
@@ -172,7 +174,7 @@ func (b *Browser) navReason(ctx context.Context, loc *location, i int) string {
 	if err != nil {
 		return reasonOriginChanged
 	}
-	pr, err := w.probe(ctx, b.js, newToken())
+	pr, err := w.probe(ctx, b.js, newToken(), nil, false)
 	if err != nil || pr.Origin != lv.origin {
 		return reasonOriginChanged
 	}

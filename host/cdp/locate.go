@@ -26,6 +26,7 @@ type level struct {
 	world  *world
 	origin string
 	probe  probeResult
+	roots  []runtime.RemoteObjectID // closed shadow roots on the way to the focus
 }
 
 // location is what Inspect found and Insert re-checks: the page target, the
@@ -49,6 +50,27 @@ func (l *location) frameProblem() string {
 		}
 	}
 	return ""
+}
+
+// problemBackground is the in-page problem of a page that is not shown
+// (a background tab or a minimised window).
+const problemBackground = "background"
+
+// problem is the first problem of the chain's frame elements, else the
+// focused field's.
+func (l *location) problem() string {
+	if p := l.frameProblem(); p != "" {
+		return p
+	}
+	return l.focused().probe.Field.Problem
+}
+
+// relocate brings loc's tab to the front and follows its focus again.
+func (b *Browser) relocate(ctx context.Context, loc *location, infos []*target.Info) (*location, error) {
+	if _, err := cdp.Call(ctx, loc.page.target, page.BringToFront, cdp.Empty{}); err != nil {
+		return nil, loc.page.wrap(err)
+	}
+	return b.locate(ctx, loc.page.id, infos, true)
 }
 
 // origins lists the chain's origins, focused first.
@@ -90,7 +112,7 @@ func (b *Browser) Inspect(ctx context.Context, req fill.Request) (fill.Inspectio
 
 	var loc *location
 	if len(pages) == 1 {
-		loc, err = b.locate(ctx, pages[0].TargetID, infos)
+		loc, err = b.locate(ctx, pages[0].TargetID, infos, false)
 		if err != nil {
 			return fill.Inspection{}, b.locateError(ctx, err)
 		}
@@ -98,6 +120,13 @@ func (b *Browser) Inspect(ctx context.Context, req fill.Request) (fill.Inspectio
 		loc, err = b.choose(ctx, pages, infos, req)
 		if err != nil {
 			return fill.Inspection{}, err
+		}
+	}
+	if loc.problem() == problemBackground {
+		// The chosen tab is not in front: bring it there, as Insert does,
+		// and look again (the person sees which page asks).
+		if loc, err = b.relocate(ctx, loc, infos); err != nil {
+			return fill.Inspection{}, b.locateError(ctx, err)
 		}
 	}
 
@@ -150,7 +179,7 @@ func (b *Browser) checkActive(ctx context.Context, id target.ID) error {
 		if err != nil {
 			return nil, err
 		}
-		obj, err := w.call(ctx, visibleJS, "visible", nil, true)
+		obj, err := w.call(ctx, visibleJS, "visible", nil, true, nil)
 		if errors.Is(err, errContextGone) {
 			b.forgetWorld(w) // the page navigated since the world was made
 		}
@@ -213,7 +242,7 @@ func (b *Browser) choose(ctx context.Context, pages, infos []*target.Info, req f
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			cands[i].loc, cands[i].err = b.locate(ctx, cands[i].info.TargetID, infos)
+			cands[i].loc, cands[i].err = b.locate(ctx, cands[i].info.TargetID, infos, false)
 		})
 	}
 	wg.Wait()
@@ -295,8 +324,8 @@ func (b *Browser) locateError(ctx context.Context, err error) error {
 var errFrameNotFound = errors.New("the focused frame cannot be reached")
 
 // locate attaches to the page target id and follows the focus chain from
-// its top frame.
-func (b *Browser) locate(ctx context.Context, id target.ID, infos []*target.Info) (*location, error) {
+// its top frame; shown as for walk.
+func (b *Browser) locate(ctx context.Context, id target.ID, infos []*target.Info, shown bool) (*location, error) {
 	s, err := b.attach(ctx, id)
 	if err != nil {
 		return nil, err
@@ -309,7 +338,7 @@ func (b *Browser) locate(ctx context.Context, id target.ID, infos []*target.Info
 		return nil, errors.New("the page has no frame tree")
 	}
 	token := newToken()
-	chain, err := b.walk(ctx, s, tree.FrameTree.Frame.ID, token, infos)
+	chain, err := b.walk(ctx, s, tree.FrameTree.Frame.ID, token, infos, shown)
 	if err != nil {
 		return nil, err
 	}
@@ -317,30 +346,35 @@ func (b *Browser) locate(ctx context.Context, id target.ID, infos []*target.Info
 }
 
 // walk probes frameID on s and, while the focused element is a frame
-// element, steps into that frame.
-func (b *Browser) walk(ctx context.Context, s *session, frameID cdp.FrameID, token string, infos []*target.Info) ([]level, error) {
+// element, steps into that frame. shown: the tab was just brought to the
+// front.
+func (b *Browser) walk(ctx context.Context, s *session, frameID cdp.FrameID, token string, infos []*target.Info, shown bool) ([]level, error) {
 	var chain []level
 	for range maxFrameDepth {
 		w, err := b.worldFor(ctx, s, frameID)
 		if err != nil {
 			return nil, err
 		}
-		pr, err := w.probe(ctx, b.js, token)
+		pr, err := w.probe(ctx, b.js, token, nil, shown)
 		if errors.Is(err, errContextGone) {
 			// The frame navigated since the world was made: make a new one.
 			b.forgetWorld(w)
 			if w, err = b.worldFor(ctx, s, frameID); err == nil {
-				pr, err = w.probe(ctx, b.js, token)
+				pr, err = w.probe(ctx, b.js, token, nil, shown)
 			}
+		}
+		var roots []runtime.RemoteObjectID
+		if err == nil && pr.ClosedHost {
+			roots, pr, err = w.pierce(ctx, b.js, token, pr, shown)
 		}
 		if err != nil {
 			return nil, err
 		}
-		chain = append(chain, level{world: w, origin: pr.Origin, probe: pr})
+		chain = append(chain, level{world: w, origin: pr.Origin, probe: pr, roots: roots})
 		if !pr.ActiveIsFrame {
 			return chain, nil
 		}
-		child, err := w.activeChild(ctx, b.js)
+		child, err := w.activeChild(ctx, b.js, roots)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errFrameNotFound, err)
 		}

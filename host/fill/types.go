@@ -177,8 +177,9 @@ type FieldInfo struct {
 	// Split is the number of single-character boxes of a split one-time
 	// code, or 0 for one input.
 	Split int `json:"split,omitempty"`
-	// Problem is why the field is not usable ("" when it is): disabled,
-	// readonly, hidden, tiny, transparent, offscreen, covered.
+	// Problem is why the field is not usable ("" when it is): one of the
+	// codes host/PROTOCOL.md section 2 lists (disabled, readonly, hidden,
+	// covered, masked, ...).
 	Problem string `json:"problem,omitempty"`
 }
 

@@ -195,6 +195,36 @@ func TestHiddenIframeIsReported(t *testing.T) {
 	}
 }
 
+// TestClosedShadowRoot fills a field in a closed shadow root (nested in
+// another): the CDP isolated world cannot see into it, so fillgate resolves
+// the roots with DOM.describeNode and DOM.resolveNode and passes them to the
+// in-page function, which checks and inserts in one call as usual.
+func TestClosedShadowRoot(t *testing.T) {
+	e := newEnv(t)
+	tb := e.openTab(e.originA + "/closed-shadow")
+	tb.click(100, 95)
+	if !tb.evalBool(`window.inner.activeElement === window.inner.getElementById('pw') && document.activeElement.id === 'host'`) {
+		t.Fatal("control: the click did not focus the field in the closed shadow root")
+	}
+	b := e.connect(hostcdp.Options{})
+	in := e.inspect(b, "127.0.0.1", fill.FieldPassword)
+	wantKind(t, in, fill.FieldPassword)
+	secret := e.secret()
+	wantInserted(t, e.insert(b, in, secret))
+	if !valueIs(t, tb.ctx, `function(v){return window.inner.getElementById('pw').value===v}`, secret) {
+		t.Errorf("password field in the closed shadow root: value differed")
+	}
+
+	// The focus moves to another field of the same closed root between
+	// inspect and insert: the in-page insert, given the roots, sees it.
+	in = e.inspect(b, "127.0.0.1", fill.FieldPassword)
+	tb.evalBool(`window.inner.getElementById('pw').value = ''; window.inner.getElementById('user').focus(); true`)
+	wantRefused(t, e.insert(b, in, e.secret()), "focus_moved")
+	if !tb.evalBool(`window.inner.getElementById('user').value === '' && window.inner.getElementById('pw').value === ''`) {
+		t.Errorf("a field changed after focus moved")
+	}
+}
+
 func TestSpoofingPageCannotFoolTheChecks(t *testing.T) {
 	e := newEnv(t)
 	tb := e.openTab(e.originA + "/spoof")

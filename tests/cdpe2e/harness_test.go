@@ -336,6 +336,20 @@ func pages() http.Handler {
 <div id="row" style="position:absolute;left:20px;top:80px">
 <input maxlength="1" style="width:30px;height:30px"><input maxlength="1" style="width:30px;height:30px"><input maxlength="1" style="width:30px;height:30px"><input maxlength="1" style="width:30px;height:30px"><input maxlength="1" style="width:30px;height:30px"><input maxlength="1" style="width:30px;height:30px">
 </div>`))
+	// The field sits in a closed shadow root inside another closed shadow
+	// root; only the page keeps references to them (window.inner).
+	mux.Handle("/closed-shadow", page(`
+<div id="host"></div>
+<script>
+{
+  const outer = document.getElementById('host').attachShadow({mode: 'closed'});
+  outer.innerHTML = '<login-box></login-box>';
+  const inner = outer.querySelector('login-box').attachShadow({mode: 'closed'});
+  inner.innerHTML = '<input id="user" type="text" style="position:absolute;left:20px;top:20px;width:200px;height:30px">' +
+    '<input id="pw" type="password" style="position:absolute;left:20px;top:80px;width:200px;height:30px">';
+  window.inner = inner;
+}
+</script>`))
 	mux.HandleFunc("/frame", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		src := r.URL.Query().Get("src")

@@ -137,7 +137,8 @@ type probeResult struct {
 		Split   int    `json:"split"`
 		Problem string `json:"problem"`
 	} `json:"field"`
-	Form json.RawMessage `json:"form"`
+	Form       json.RawMessage `json:"form"`
+	ClosedHost bool            `json:"closedHost"`
 }
 
 // verdict is what fillgateInPage("insert") returns.

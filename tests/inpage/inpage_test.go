@@ -228,14 +228,6 @@ func TestInPage(t *testing.T) {
 		})
 	}
 
-	t.Run("a label over its own field is not a cover", func(t *testing.T) {
-		tb := open(t, "/label-over")
-		tb.focus("f")
-		if p := tb.probe(tb.top(), "tok"); p.Field.Problem != "" {
-			t.Fatalf("problem = %q, want usable", p.Field.Problem)
-		}
-	})
-
 	// Changes between probe and insert; each must stop the insert.
 	changes := []struct {
 		name, path, change, reason string

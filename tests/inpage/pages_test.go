@@ -133,8 +133,6 @@ var testPages = map[string]string{
 		`border:0;outline:none;box-shadow:none">`,
 	"/covered": `<input id=f type=password style="position:absolute;top:40px;left:20px">
 <div style="position:absolute;top:30px;left:10px;width:300px;height:60px;background:#fff">Log in elsewhere</div>`,
-	"/label-over": `<div style="position:relative"><input id=f type=password style="position:absolute;top:20px;left:10px">
-<label for=f style="position:absolute;top:22px;left:14px;width:180px;height:20px;background:#eee">Password</label></div>`,
 }
 
 // crossSitePage frames the password page from another site

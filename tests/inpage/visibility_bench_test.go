@@ -1,0 +1,66 @@
+package inpage
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// benchPages are timed by the visibility benchmarks: a plain field, a
+// refusal decided by styles, one decided by the observer and the scan,
+// and two ordinary pages the scan has to clear.
+var benchPages = []string{"/password", "/trick/mask-image", "/trick/overlay-no-pointer-events", "/ok/floating-label", "/ok/bootstrap-floating-labels"}
+
+// median reports the median of took as ms-median/op.
+func median(b *testing.B, took []time.Duration) {
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median/op")
+}
+
+// BenchmarkExtensionInspect measures the extension path's inspect (every
+// frame probed, the field judged) over a real native-messaging port.
+func BenchmarkExtensionInspect(b *testing.B) {
+	ctx := testContext(b)
+	srv := serve(b, testPages)
+	_, bctx, hosts := chromiumWithFakeHost(b, ctx)
+	h := nextHost(b, ctx, hosts)
+	h.expect(map[string]any{"type": "hello"})
+	for _, path := range benchPages {
+		b.Run(name(path), func(b *testing.B) {
+			tb := openTab(b, bctx, srv.URL+path)
+			tb.focus("f")
+			tb.settle()
+			var took []time.Duration
+			for i := 0; b.Loop(); i++ {
+				start := time.Now()
+				h.send(map[string]any{"id": i, "type": "inspect"})
+				h.expect(map[string]any{"id": i, "type": "inspected"})
+				took = append(took, time.Since(start))
+			}
+			median(b, took)
+		})
+	}
+}
+
+// BenchmarkCDPProbe measures one probe of the in-page function in a CDP
+// isolated world, as the CDP fallback runs it.
+func BenchmarkCDPProbe(b *testing.B) {
+	ctx := testContext(b)
+	srv := serve(b, testPages)
+	_, bctx := startBrowser(b, ctx, false)
+	for _, path := range benchPages {
+		b.Run(name(path), func(b *testing.B) {
+			tb := openTab(b, bctx, srv.URL+path)
+			tb.focus("f")
+			tb.settle()
+			top := tb.top()
+			var took []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				tb.probe(top, "tok")
+				took = append(took, time.Since(start))
+			}
+			median(b, took)
+		})
+	}
+}
