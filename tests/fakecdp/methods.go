@@ -181,8 +181,9 @@ func (s *Server) callFunction(ss *session, msg *cdproto.Message) (any, []outgoin
 			clear(a.Value)
 		}
 	}()
-	visibility := strings.Contains(p.FunctionDeclaration, `"visibilityState"`)
-	if !visibility && !strings.Contains(p.FunctionDeclaration, "function fillgateInPage(op, arg)") {
+	inPage := strings.Contains(p.FunctionDeclaration, "function fillgateInPage(op, arg)")
+	visibility := !inPage && strings.Contains(p.FunctionDeclaration, `"visibilityState"`)
+	if !visibility && !inPage {
 		return nil, nil, errorf(-32000, "fakecdp: not the embedded in-page function")
 	}
 	if p.UniqueContextID == "" || p.ExecutionContextID != 0 {
