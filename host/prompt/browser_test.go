@@ -268,24 +268,38 @@ func TestSystemOpenerFileInRealChromium(t *testing.T) {
 		if _, err := waitAnswer(t, ctx, p); !errors.Is(err, prompt.ErrSecondClient) {
 			t.Fatalf("wait: %v, want ErrSecondClient", err)
 		}
-		// The prompt's server is gone (or going): the form in Chromium
-		// cannot answer any more.
-		eval[bool](t, tab, `document.getElementById("value").value = "x"; document.querySelector("button.send").click(); true`)
-		for {
-			gone, err := chromedp.Run(tab, chromedp.Evaluate[bool](`document.readyState === "complete" && !document.getElementById("value")`))
-			if err == nil && gone {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("the form never went away after the answer")
-			case <-time.After(50 * time.Millisecond):
-			}
+		// The prompt ended: its watch ended, and the page in Chromium
+		// disabled itself without anyone touching it.
+		waitState(t, ctx, tab, "closed")
+		if !eval[bool](t, tab, `document.getElementById("value").disabled && document.getElementById("answer").hidden`) {
+			t.Errorf("the burned prompt's field is still usable")
 		}
 		if text := eval[string](t, tab, `document.body.innerText`); strings.Contains(text, "Sent.") {
 			t.Errorf("the burned prompt took an answer from Chromium")
 		}
 	})
+}
+
+// waitState waits until the prompt page in tab shows final state want
+// (its script sets body's data-state), and fails if it shows another.
+func waitState(t *testing.T, ctx, tab context.Context, want string) {
+	t.Helper()
+	wait, cancel := context.WithTimeout(tab, 30*time.Second)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	got, err := chromedp.Run(wait, chromedp.Evaluate[string](`new Promise((resolve) => {
+		const done = () => document.body && document.body.dataset.state;
+		if (done()) return resolve(done());
+		new MutationObserver(() => { if (done()) resolve(done()); })
+			.observe(document.documentElement, { attributes: true, subtree: true });
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("the page never reached a final state (want %s): %v", want, err)
+	}
+	if got != want {
+		t.Fatalf("the page's final state is %q, want %q", got, want)
+	}
 }
 
 // TestSystemOpenerFileInRealFirefox is the file → prompt → reload →
