@@ -50,6 +50,7 @@ type Server struct {
 	conns    map[*conn]bool
 	calls    []Call
 	nextID   int
+	contexts map[string]bool // browser contexts made with Target.createBrowserContext, while they live
 }
 
 // Call is one method the fake received: its name and the target it was
@@ -66,8 +67,11 @@ type Target struct {
 	Type string // "page" or "iframe"
 	Root *Frame
 	// URL is the target's URL as listed (a page's path is part of it).
-	URL    string
-	closed bool
+	URL string
+	// Context is the browser context the target was made in ("" for the
+	// default one).
+	Context string
+	closed  bool
 }
 
 // Frame is one frame of a page.
@@ -278,6 +282,18 @@ func (s *Server) CloseTarget(id string) {
 	for _, e := range events {
 		e.send()
 	}
+}
+
+// Contexts lists the browser contexts made over CDP and not yet
+// disposed.
+func (s *Server) Contexts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id := range s.contexts {
+		out = append(out, id)
+	}
+	return out
 }
 
 // Targets lists the targets still open.
