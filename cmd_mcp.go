@@ -42,6 +42,8 @@ func (mcpCmd) Run(a *app) error {
 		Meta:        mcp.Meta{"anthropic/requiresUserInteraction": true},
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in secretArgs) (*mcp.CallToolResult, fill.Result, error) {
+		ctx, cancel := a.bound(ctx) // a stop signal ends the call, and its prompt
+		defer cancel()
 		res := requestSecret(ctx, a, req, in)
 		return &mcp.CallToolResult{IsError: res.Status == fill.StatusFailed}, res, nil
 	})
