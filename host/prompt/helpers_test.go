@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/tests/fakehuman"
@@ -301,5 +304,14 @@ func noSecretsIn(t *testing.T, what, text, promptURL, cookie string) {
 		if s != "" && strings.Contains(text, s) {
 			t.Errorf("%s holds the prompt's %s", what, name)
 		}
+	}
+}
+
+// typeAndEnter types secret into whatever has focus in tab and presses
+// Enter, as the human would at a page still on screen.
+func typeAndEnter(t *testing.T, tab context.Context, secret []byte) {
+	t.Helper()
+	if err := chromedp.Do(tab, chromedp.KeyEvent(string(secret)), chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatalf("type into the page: %v", err)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 
 	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/tests/browser"
@@ -106,15 +105,6 @@ func (pp *promptProcess) signal(t *testing.T, sig syscall.Signal) {
 	t.Helper()
 	if err := syscall.Kill(pp.cmd.Process.Pid, sig); err != nil {
 		t.Fatalf("signal the prompt process: %v", err)
-	}
-}
-
-// typeAndEnter types secret into whatever has focus in tab and presses
-// Enter, as the human would at a page still on screen.
-func typeAndEnter(t *testing.T, tab context.Context, secret []byte) {
-	t.Helper()
-	if err := chromedp.Do(tab, chromedp.KeyEvent(string(secret)), chromedp.KeyEvent(kb.Enter)); err != nil {
-		t.Fatalf("type into the page: %v", err)
 	}
 }
 

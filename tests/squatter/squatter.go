@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package squatter runs another local user's port squatter for tests: the
 // program in cmd/squatter, built for the test and run as uid nobody
 // (setpriv --reuid=nobody --regid=nogroup --clear-groups), on a port a
