@@ -372,3 +372,42 @@ func TestSystemOpenerFileInRealFirefox(t *testing.T) {
 	waitFor("the final page", `document.body && document.body.innerText.includes("Sent.")`)
 	noLeak(t, secret, map[string][]byte{"log": logs.Bytes(), "firefox output": []byte(ff.Output())})
 }
+
+// TestWithoutJavaScriptInRealChromium loads the prompt in Chromium with
+// JavaScript off: the page says it needs JavaScript, offers no field to
+// type into and can send nothing, and its Cancel form still cancels.
+func TestWithoutJavaScriptInRealChromium(t *testing.T) {
+	ctx := testCtx(t)
+	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
+	bctx := c.Attach(t, ctx)
+	p, _ := startPrompt(t, ctx, testInfo())
+	tab, cancel := chromedp.NewContext(bctx)
+	t.Cleanup(cancel)
+	if _, err := chromedp.Call(tab, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("turn JavaScript off: %v", err)
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(p.URL())); err != nil {
+		t.Fatalf("open the prompt: %v", err)
+	}
+	rec := browser.Record(t, tab)
+	text := eval[string](t, tab, `document.body.innerText`)
+	if !strings.Contains(text, "needs JavaScript") {
+		t.Errorf("without JavaScript the page does not say it needs it: %q", text)
+	}
+	if eval[bool](t, tab, `document.getElementById("value").getClientRects().length > 0 || !document.getElementById("send").hidden`) {
+		t.Errorf("without JavaScript the page offers a field or a Send button")
+	}
+	if err := chromedp.Do(tab, chromedp.Click("#cancel")); err != nil {
+		t.Fatalf("click Cancel: %v", err)
+	}
+	a, err := waitAnswer(t, ctx, p)
+	if err != nil || !a.Cancelled {
+		t.Fatalf("the Cancel form without JavaScript: cancelled=%v, %v", a.Cancelled, err)
+	}
+	for _, post := range rec.Posts(t) {
+		if strings.Contains(string(post.Body), "answer=") || strings.Contains(string(post.Body), "value=") {
+			t.Errorf("without JavaScript the page sent an answer")
+		}
+	}
+	waitText(t, ctx, tab, "Cancelled.")
+}
