@@ -202,11 +202,12 @@ async function openPrompt(msg) {
     return fail("bad_request", "the prompt url is not a url");
   }
   if (url.protocol !== "http:" || url.hostname !== "127.0.0.1") return fail("bad_request", "the prompt must be on http://127.0.0.1");
+  const asker = port;
   await leftover;
   const win = await api.windows.create({ type: "popup", url: url.href, width: 480, height: 600, focused: true });
   prompts.add(win.id);
   await savePrompts();
-  if (!port) await closeAllPrompts(); // the host went while the window opened
+  if (port !== asker) await closeAllPrompts(); // the host that asked went while the window opened
   return { type: "prompt_opened", window: win.id };
 }
 
