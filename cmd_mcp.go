@@ -50,6 +50,8 @@ func (c mcpCmd) Run(a *app) error {
 		Meta:         mcp.Meta{"anthropic/requiresUserInteraction": true},
 		Annotations:  toolAnnotations(),
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, cancel := a.bound(ctx) // a stop signal ends the call, and its prompt
+		defer cancel()
 		in, res, ok := parseArgs(req.Params.Arguments)
 		if ok {
 			res = requestSecret(ctx, a, c.Socket, req, in)

@@ -51,16 +51,8 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; ok {
-			cancel(fill.ErrAgentGone)
-		}
-	}()
+	ctx, stop := signalContext()
+	defer stop()
 
 	if manifest.LooksLikeHost(args) {
 		return runHost(ctx, args, stdin, stdout, stderr)
@@ -118,6 +110,45 @@ func runHost(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	return 0
+}
+
+// stopSignals are the signals that end a run as the agent leaving: an
+// interrupt, a request to terminate, and the terminal (or the agent's
+// session) hanging up. Each ends a running request as cancelled, so it
+// closes its prompt (and its prompt tab) before the process exits.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalContext is the context of the whole run: the first of
+// stopSignals cancels it with fill.ErrAgentGone as the cause. Later ones
+// are caught too, so the run can finish closing what it opened. stop
+// releases the signals.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals...)
+	go func() {
+		select {
+		case <-sigs:
+			cancel(fill.ErrAgentGone)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel(nil)
+	}
+}
+
+// bound is ctx, ended also when the run's context ends (a stop signal),
+// with the run's cause. Requests the run serves on contexts of their own,
+// as the MCP server's tool calls, use it so that a signal ends them too.
+func (a *app) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
 }
 
 // exitCode is an error that only carries the process exit code; the

@@ -20,12 +20,13 @@ let backoff = BACKOFF_MIN, retry = 0;
 let paused = false; // mirrors storage.local "paused"
 let instance = ""; // storage.local "instance": a random id for this profile, never a secret
 const recent = []; // recent outcomes for the popup, newest first; never values
-const prompts = new Set(); // ids of the prompt windows this worker opened
+const prompts = new Set(); // ids of the open prompt windows, mirrored in storage.session
 const loaded = api.storage.local.get(["paused", "instance"]).then(async (v) => {
   paused = v.paused === true;
   instance = typeof v.instance === "string" ? v.instance : crypto.randomUUID();
   if (v.instance !== instance) await api.storage.local.set({ instance });
 });
+const leftover = closeLeftoverPrompts().catch((e) => console.warn(`fillgate: could not close old prompt windows: ${e.message}`));
 
 // connect opens the native port unless one is open, and says hello.
 async function connect() {
@@ -42,6 +43,7 @@ async function connect() {
   p.onMessage.addListener(onHostMessage);
   p.onDisconnect.addListener(() => {
     if (port === p) { port = null; host = null; }
+    closeAllPrompts(); // their prompts died with the host
     reconnectLater(api.runtime.lastError?.message ?? p.error?.message ?? "the host closed the port");
   });
   post({ type: "hello", version: VERSION, user_agent: navigator.userAgent, paused, instance });
@@ -266,18 +268,51 @@ async function openPrompt(msg) {
     return fail("bad_request", "the prompt url is not a url");
   }
   if (url.protocol !== "http:" || url.hostname !== "127.0.0.1") return fail("bad_request", "the prompt must be on http://127.0.0.1");
+  const asker = port;
+  await leftover;
   const win = await api.windows.create({ type: "popup", url: url.href, width: 480, height: 600, focused: true });
   prompts.add(win.id);
+  await savePrompts();
+  if (port !== asker) await closeAllPrompts(); // the host that asked went while the window opened
   return { type: "prompt_opened", window: win.id };
 }
 
 async function closePrompt(msg) {
-  if (prompts.delete(msg.window)) await api.windows.remove(msg.window).catch(() => {});
+  if (prompts.delete(msg.window)) {
+    await savePrompts();
+    await api.windows.remove(msg.window).catch(() => {});
+  }
   return { type: "ok" };
 }
 
+// savePrompts mirrors the open prompt windows' ids (never a URL or a
+// value) in storage.session, so that a worker started again finds them.
+async function savePrompts() {
+  await api.storage.session.set({ prompts: [...prompts] }).catch(() => {});
+}
+
+// closeAllPrompts closes every prompt window: a prompt lives only as long
+// as the host that asked for it.
+async function closeAllPrompts() {
+  const ids = [...prompts];
+  prompts.clear();
+  await savePrompts();
+  await Promise.all(ids.map((id) => api.windows.remove(id).catch(() => {})));
+}
+
+// closeLeftoverPrompts closes the prompt windows an earlier run of this
+// worker left open: their host, and so their prompts, are gone.
+async function closeLeftoverPrompts() {
+  const { prompts: ids = [] } = await api.storage.session.get("prompts").catch(() => ({}));
+  if (!Array.isArray(ids) || ids.length === 0) return;
+  await Promise.all(ids.filter(Number.isInteger).map((id) => api.windows.remove(id).catch(() => {})));
+  await savePrompts();
+}
+
 api.windows.onRemoved.addListener((id) => {
-  if (prompts.delete(id)) post({ type: "prompt_closed", window: id });
+  if (!prompts.delete(id)) return;
+  savePrompts();
+  post({ type: "prompt_closed", window: id });
 });
 
 api.storage.onChanged.addListener((changes, area) => {

@@ -617,6 +617,10 @@ func TestPromptTab(t *testing.T) {
 	if prompt == nil {
 		t.Fatalf("no prompt tab")
 	}
+	// It opened in a browser context made for it, never the default one.
+	if prompt.Context == "" || user.Context != "" || len(s.Contexts()) != 1 || s.Contexts()[0] != prompt.Context {
+		t.Fatalf("the prompt tab is in context %q (contexts %v), want one of its own", prompt.Context, s.Contexts())
+	}
 	// The prompt tab is never a fill candidate.
 	in, err := b.Inspect(step(t), fill.Request{Service: "a.example"})
 	if err != nil || in.Origin() != "https://a.example" {
@@ -645,6 +649,9 @@ func TestPromptTab(t *testing.T) {
 	if tgs := s.Targets(); len(tgs) != 1 || tgs[0] != user {
 		t.Fatalf("after closing the prompt the open targets are %d", len(tgs))
 	}
+	if c := s.Contexts(); len(c) != 0 {
+		t.Fatalf("closing the prompt left its browser context: %v", c)
+	}
 	// Close closes a prompt tab still open, and only that.
 	if _, err := b.OpenPrompt(step(t), url); err != nil {
 		t.Fatal(err)
@@ -654,6 +661,9 @@ func TestPromptTab(t *testing.T) {
 	}
 	if tgs := s.Targets(); len(tgs) != 1 || tgs[0] != user {
 		t.Fatalf("Close left %d targets, want only the user's", len(tgs))
+	}
+	if c := s.Contexts(); len(c) != 0 {
+		t.Fatalf("Close left the prompt's browser context: %v", c)
 	}
 }
 

@@ -122,10 +122,32 @@ func dialHost(u *url.URL) string {
 	return u.Host
 }
 
+// listenerAddr is the address whose listener serves u, as
+// checkListenerOwner wants it: the dial host and u's port, or the
+// scheme's default port when u names none.
+func listenerAddr(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if strings.EqualFold(host, "localhost") {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" || u.Scheme == "wss" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// overTLS reports whether u's scheme is wss or https.
+func overTLS(u *url.URL) bool { return u.Scheme == "https" || u.Scheme == "wss" }
+
 // webSocketURL checks the endpoint against allow and returns the browser's
 // WebSocket URL: given directly (ws://…/devtools/browser/…), or asked from
-// /json/version. The URL the endpoint hands back must stay on the
-// endpoint's host or on loopback.
+// /json/version. An endpoint off loopback must be allowed and use TLS
+// (wss, https); a loopback one must be served by this user (Linux). The
+// URL the endpoint hands back must stay on the endpoint's host or on
+// loopback, and off loopback use TLS too.
 func webSocketURL(ctx context.Context, ep Endpoint, allow []string) (string, error) {
 	u, err := parseEndpoint(ep.URL)
 	if err != nil {
@@ -134,7 +156,10 @@ func webSocketURL(ctx context.Context, ep Endpoint, allow []string) (string, err
 	if !hostAllowed(u.Hostname(), allow) {
 		return "", newError(ep, ReasonNotLoopback, "", nil)
 	}
-	if err := checkListenerOwner(dialHost(u)); err != nil {
+	if !IsLoopback(u.Hostname()) && !overTLS(u) {
+		return "", newError(ep, ReasonNotTLS, "", nil)
+	}
+	if err := checkListenerOwner(listenerAddr(u)); err != nil {
 		return "", newError(ep, ReasonOtherUser, err.Error(), nil)
 	}
 	if (u.Scheme == "ws" || u.Scheme == "wss") && strings.Contains(u.Path, "/devtools/browser/") {
@@ -144,7 +169,7 @@ func webSocketURL(ctx context.Context, ep Endpoint, allow []string) (string, err
 	}
 
 	v := url.URL{Scheme: "http", Host: dialHost(u), Path: "/json/version"}
-	if u.Scheme == "https" || u.Scheme == "wss" {
+	if overTLS(u) {
 		v.Scheme = "https"
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.String(), nil)
@@ -172,16 +197,36 @@ func webSocketURL(ctx context.Context, ep Endpoint, allow []string) (string, err
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&version); err != nil {
 		return "", newError(ep, ReasonNotCDP, "/json/version is not JSON", err)
 	}
-	w, err := url.Parse(version.WebSocketDebuggerURL)
-	if err != nil || (w.Scheme != "ws" && w.Scheme != "wss") || w.Hostname() == "" {
-		return "", newError(ep, ReasonNotCDP, "/json/version has no WebSocket URL", err)
-	}
-	if w.User != nil || (!strings.EqualFold(w.Hostname(), u.Hostname()) && !IsLoopback(w.Hostname())) {
-		return "", newError(ep, ReasonHostMismatch, "", nil)
+	w, reason, detail := returnedURL(u, version.WebSocketDebuggerURL)
+	if reason != "" {
+		return "", newError(ep, reason, detail, nil)
 	}
 	w.Host = dialHost(w)
-	if err := checkListenerOwner(w.Host); err != nil {
+	if err := checkListenerOwner(listenerAddr(w)); err != nil {
 		return "", newError(ep, ReasonOtherUser, err.Error(), nil)
 	}
 	return w.String(), nil
+}
+
+// returnedURL checks the WebSocket URL raw that the endpoint u handed
+// back: ws or wss, on u's host or on loopback, and off loopback over TLS.
+// Chromium behind a TLS front reports ws:// for the host it was asked on;
+// on that host of an https or wss endpoint the front speaks TLS, so the
+// URL is used as wss://. A refusal comes as a reason and a safe detail.
+func returnedURL(u *url.URL, raw string) (*url.URL, Reason, string) {
+	w, err := url.Parse(raw)
+	if err != nil || (w.Scheme != "ws" && w.Scheme != "wss") || w.Hostname() == "" {
+		return nil, ReasonNotCDP, "/json/version has no WebSocket URL"
+	}
+	sameHost := strings.EqualFold(w.Hostname(), u.Hostname())
+	if w.User != nil || (!sameHost && !IsLoopback(w.Hostname())) {
+		return nil, ReasonHostMismatch, ""
+	}
+	if !IsLoopback(w.Hostname()) && w.Scheme != "wss" {
+		if !sameHost || !overTLS(u) {
+			return nil, ReasonNotTLS, "the WebSocket URL it returned is ws://"
+		}
+		w.Scheme = "wss"
+	}
+	return w, "", ""
 }

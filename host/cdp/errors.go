@@ -17,6 +17,7 @@ type Reason string
 const (
 	ReasonBadURL          Reason = "not a usable CDP URL"
 	ReasonNotLoopback     Reason = "not loopback, and the policy does not allow that host"
+	ReasonNotTLS          Reason = "not loopback, so it must use wss:// or https:// (over ws:// or http:// the value would cross the network in clear)"
 	ReasonHostMismatch    Reason = "the WebSocket URL it returned points to another host"
 	ReasonOtherUser       Reason = "it is run by another user"
 	ReasonNotCDP          Reason = "it does not answer like a CDP endpoint"
@@ -68,7 +69,7 @@ func (e *Error) Unwrap() error { return e.err }
 // The Engine can read it with errors.As and an interface{ Status() fill.Status }.
 func (e *Error) Status() fill.Status {
 	switch e.Reason {
-	case ReasonNotLoopback, ReasonHostMismatch, ReasonOtherUser, ReasonNoPageTarget, ReasonTabNotFound, ReasonTabNotActive,
+	case ReasonNotLoopback, ReasonNotTLS, ReasonHostMismatch, ReasonOtherUser, ReasonNoPageTarget, ReasonTabNotFound, ReasonTabNotActive,
 		ReasonNumericTab, ReasonNoFocusedField, ReasonNoMatch, ReasonAmbiguous:
 		return fill.StatusRefused
 	}

@@ -223,6 +223,9 @@ type launcher struct {
 	name string                     // its file name
 	args func(path string) []string // its arguments for the file
 	env  []string                   // its whole environment
+	// ready says why the opener could show no browser in env, or nil
+	// when it may (nil: always may).
+	ready func(env []string) error
 }
 
 // defaultLauncher is the OS opener, with this process's environment
@@ -235,15 +238,22 @@ func defaultLauncher() launcher {
 	return l
 }
 
-// launch starts the opener on path, detached.
+// launch starts the opener on path, detached, and waits up to
+// openerGrace for it to fail: a session that cannot show a browser, and an
+// opener that exits unsuccessfully, are errors at once.
 func (l launcher) launch(ctx context.Context, path string) error {
+	if l.ready != nil {
+		if err := l.ready(l.env); err != nil {
+			return err
+		}
+	}
 	exe, err := findOpener(l.dirs, l.name)
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(exe, l.args(path)...)
 	cmd.Env = l.env
-	return startDetached(cmd)
+	return startDetached(ctx, cmd, openerGrace)
 }
 
 // findOpener is the first regular file called name in dirs (absolute
@@ -283,13 +293,31 @@ func minimalEnv(environ []string, keep func(name string) bool, path string) []st
 	return out
 }
 
+// openerGrace is how long launch waits for the opener to exit. An opener
+// that hands the page to a running browser exits within it; one that is
+// still running then is taken to have started a browser.
+const openerGrace = time.Second
+
 // startDetached starts the opener with no stdin, stdout or stderr (nothing
-// it prints reaches fillgate's output) and reaps it in the background. The
-// opener may outlive the request: it often starts the browser itself.
-func startDetached(cmd *exec.Cmd) error {
+// it prints reaches fillgate's output) and waits up to grace (or until ctx
+// ends) for it to exit: an exit with a failure is an error, naming the
+// opener and its status. After that it is reaped in the background: the
+// opener may outlive the request, as it often starts the browser itself.
+func startDetached(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", cmd.Path, err)
+		return fmt.Errorf("start %s: %w", filepath.Base(cmd.Path), err)
 	}
-	go func() { _ = cmd.Wait() }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case err := <-exited:
+		if err != nil {
+			return fmt.Errorf("%s failed (%v)", filepath.Base(cmd.Path), err)
+		}
+	case <-timer.C:
+	case <-ctx.Done():
+	}
 	return nil
 }

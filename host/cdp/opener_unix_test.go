@@ -4,8 +4,10 @@ package cdp
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -126,5 +128,54 @@ func TestFindOpener(t *testing.T) {
 	}
 	if _, err := findOpener([]string{plain, asDir}, "opener"); err == nil || !strings.Contains(err.Error(), "no opener in") {
 		t.Errorf("no usable opener: %v", err)
+	}
+}
+
+// writeOpener writes an executable script called name into dir.
+func writeOpener(t *testing.T, dir, name, script string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpenerFailureIsSeen: an opener that exits with a failure (xdg-open
+// exits 3 when it finds no way to open a file) is an error naming it and
+// its status, as soon as it exits; one still running after the grace is
+// taken to have started a browser.
+func TestOpenerFailureIsSeen(t *testing.T) {
+	ctx := openerCtx(t)
+	dir := t.TempDir()
+	l := osLauncher([]string{"PATH=/usr/bin:/bin", "DISPLAY=:7"})
+	l.dirs = []string{dir}
+	writeOpener(t, dir, l.name, "echo 'xdg-open: no method available for opening' >&2\nexit 3\n")
+	exe, err := findOpener(l.dirs, l.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A grace longer than the test can take: the failure is seen when the
+	// opener exits, whatever the machine's load.
+	cmd := exec.Command(exe, "page.html")
+	err = startDetached(ctx, cmd, time.Hour)
+	if err == nil || !strings.Contains(err.Error(), l.name+" failed (exit status 3)") {
+		t.Fatalf("an opener exiting 3: %v, want it named with its status", err)
+	}
+	if strings.Contains(err.Error(), "page.html") || strings.Contains(err.Error(), "no method") {
+		t.Errorf("the error quotes the page or the opener's output: %v", err)
+	}
+
+	// Still running after the grace: a browser it started, not a failure.
+	fifo := filepath.Join(t.TempDir(), "hold")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close() // the opener's cat ends with it
+	writeOpener(t, dir, l.name, "exec cat '"+fifo+"' >/dev/null\n")
+	if err := startDetached(ctx, exec.Command(exe, "page.html"), 100*time.Millisecond); err != nil {
+		t.Fatalf("an opener still running after the grace: %v", err)
 	}
 }

@@ -20,10 +20,17 @@ import (
 // OpenPrompt implements fill.Browser. With the system opener it has the OS
 // (xdg-open, open, rundll32) open a private page that leads to the URL (see
 // SystemOpener: the URL itself never goes into an argv) and returns a
-// window whose Closed is nil (the opener cannot tell). With OpenerCDPTab it opens a new
-// tab of the CDP browser, and Closed fires when that tab is closed. Either
-// way the URL goes to the browser only, never into a result or a log. Only
-// a loopback http URL is opened.
+// window whose Closed is nil (the opener cannot tell). With OpenerCDPTab it
+// opens the URL in a browser context of its own (Target.createBrowserContext,
+// never the agent's context: no cookies, storage or cache shared with the
+// agent's pages, and disposed when the prompt ends, or by the browser when
+// this connection drops, as it does when fillgate is killed), and Closed
+// fires when that tab is closed. Either way the URL goes to the browser
+// only, never into a result or a log. Only a loopback http URL is opened.
+//
+// A separate context does not hide the tab from a DevTools client that
+// auto-attaches to every target (Playwright's connectOverCDP files pages of
+// contexts it did not make under its default context); see the README.
 func (b *Browser) OpenPrompt(ctx context.Context, rawURL string) (fill.PromptWindow, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "http" || !IsLoopback(u.Hostname()) {
@@ -31,7 +38,7 @@ func (b *Browser) OpenPrompt(ctx context.Context, rawURL string) (fill.PromptWin
 	}
 	if b.opts.Opener != OpenerCDPTab {
 		if err := b.opts.OpenURL(ctx, rawURL); err != nil {
-			return nil, newError(b.ep, ReasonPromptNotOpened, "the system opener failed", err)
+			return nil, newError(b.ep, ReasonPromptNotOpened, err.Error()+"; "+openerFix, err)
 		}
 		return systemWindow{}, nil
 	}
@@ -42,29 +49,38 @@ func (b *Browser) OpenPrompt(ctx context.Context, rawURL string) (fill.PromptWin
 		stop()
 		return nil, b.transportError(ctx, err)
 	}
-	// The browser makes the tab before it answers: a call cut short by
-	// ctx would leave a tab nobody closes. So the call is bounded by its
-	// own timeout only, and a tab made after ctx ended is closed at once.
+	// The browser makes the context and the tab before it answers: a call
+	// cut short by ctx would leave them with nobody to close them. So the
+	// calls are bounded by their own timeout only, and what was made after
+	// ctx ended is closed at once.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
-	res, err := cdp.Call(cctx, b.browser, target.CreateTarget, target.CreateTargetParams{URL: rawURL})
-	cancel()
+	defer cancel()
+	bc, err := cdp.Call(cctx, b.browser, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: new(true)})
 	if err != nil {
 		stop()
 		return nil, b.transportError(ctx, err)
 	}
-	p := &promptTab{b: b, id: res.TargetID, closed: make(chan struct{})}
+	res, err := cdp.Call(cctx, b.browser, target.CreateTarget, target.CreateTargetParams{URL: rawURL, BrowserContextID: bc.BrowserContextID})
+	if err != nil {
+		stop()
+		_, _ = cdp.Call(cctx, b.browser, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: bc.BrowserContextID})
+		return nil, b.transportError(ctx, err)
+	}
+	p := &promptTab{b: b, id: res.TargetID, context: bc.BrowserContextID, closed: make(chan struct{})}
 	b.mu.Lock()
 	b.prompts[p.id] = p
 	b.mu.Unlock()
 	go p.watch(events, stop)
 	if ctx.Err() != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
-		defer cancel()
 		_ = p.Close(cctx)
 		return nil, b.transportError(ctx, ctx.Err())
 	}
 	return p, nil
 }
+
+// openerFix is what to do when the system opener cannot show the prompt.
+const openerFix = "to fix: set prompt_opener = cdp-tab in the policy (the prompt then opens as a tab of the CDP browser), " +
+	"or run the agent in a desktop session (on Linux with DISPLAY or WAYLAND_DISPLAY set) where a browser can open"
 
 // createTimeout bounds making (or, after a cancelled request, closing
 // again) the prompt tab.
@@ -80,11 +96,12 @@ func (systemWindow) Closed() <-chan struct{} { return nil }
 // Close implements fill.PromptWindow: nothing to do.
 func (systemWindow) Close(context.Context) error { return nil }
 
-// promptTab is a prompt opened as a tab of the CDP browser. It is the only
-// tab fillgate ever closes.
+// promptTab is a prompt opened as a tab of the CDP browser, in a browser
+// context made for it. It is the only tab fillgate ever closes.
 type promptTab struct {
 	b          *Browser
 	id         target.ID
+	context    cdp.BrowserContextID
 	closed     chan struct{}
 	closedOnce sync.Once
 	closeOnce  sync.Once
@@ -95,11 +112,16 @@ type promptTab struct {
 func (p *promptTab) Closed() <-chan struct{} { return p.closed }
 
 // Close implements fill.PromptWindow: it closes the prompt tab (only that
-// tab) and waits until the browser reports it gone, asking again while it
-// is not. Safe to call more than once.
+// tab), waits until the browser reports it gone, asking again while it is
+// not, and disposes of its browser context. Safe to call more than once.
 func (p *promptTab) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
 		p.closeErr = p.close(ctx)
+		_, err := cdp.Call(ctx, p.b.browser, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: p.context})
+		var cerr *cdproto.Error
+		if err != nil && !errors.As(err, &cerr) && p.closeErr == nil { // a browser error: it is gone already
+			p.closeErr = fmt.Errorf("dispose of the prompt's browser context: %w", p.b.transportError(ctx, err))
+		}
 		p.b.mu.Lock()
 		delete(p.b.prompts, p.id)
 		p.b.mu.Unlock()

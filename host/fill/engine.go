@@ -175,8 +175,10 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	}, progress)
 	defer clear(answer.Value)
 	if status != "" {
-		if unseen {
+		if status == StatusNoResponse || unseen {
 			r.Fallback = e.Limits.FallbackHint
+		}
+		if unseen {
 			if err := e.State.NoteNoResponse(agent.Key(), req.Service, e.now().Add(e.Limits.Cooldown)); err != nil {
 				e.log().Error("record cool-down", "err", err)
 			}
@@ -255,10 +257,11 @@ func stopped(reason, by string) string {
 }
 
 // ask runs the prompt and waits for the human. It returns the answer, or a
-// status and detail when there is none. unseen reports a prompt that stood
-// open without an answer long enough to count against the agent: past its
-// budget (no_response), or abandoned by the agent after half of it, so an
-// agent cannot dodge the cool-down by hanging up just before the deadline.
+// status and detail when there is none. unseen reports a prompt that
+// counts against the agent: no browser ever loaded it, and it stood open
+// past its budget (no_response) or until the agent abandoned it after half
+// of it, so an agent cannot dodge the cool-down by hanging up just before
+// the deadline. A prompt the person opened never counts.
 func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progress)) (_ Answer, _ Status, detail string, unseen bool) {
 	// Context deadlines run on the real clock, whatever e.Now says.
 	pctx, cancel := context.WithTimeout(ctx, info.Budget)
@@ -322,10 +325,10 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 	}
 	switch {
 	case ctx.Err() != nil:
-		abandoned := errors.Is(context.Cause(ctx), ErrAgentGone) && time.Since(shown) >= info.Budget/2
+		abandoned := errors.Is(context.Cause(ctx), ErrAgentGone) && time.Since(shown) >= info.Budget/2 && !p.Loaded()
 		return Answer{}, e.classify(ctx, StatusCancelled), e.cause(ctx, ctx.Err()).Error(), abandoned
 	case pctx.Err() != nil || errors.Is(werr, context.DeadlineExceeded):
-		return Answer{}, StatusNoResponse, fmt.Sprintf("nobody answered the prompt within %s; the request was dropped", roundBudget(info.Budget)), true
+		return Answer{}, StatusNoResponse, fmt.Sprintf("nobody answered the prompt within %s; the request was dropped", roundBudget(info.Budget)), !p.Loaded()
 	case werr != nil:
 		return Answer{}, StatusFailed, fmt.Sprintf("the prompt ended without an answer: %v", werr), false
 	}

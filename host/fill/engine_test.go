@@ -87,10 +87,16 @@ type fakePrompt struct {
 	errs    chan error
 	handed  []byte // the buffer handed to the Engine, to check it was zeroed
 	closed  bool
+	loaded  bool // a browser loaded the page
 	mu      sync.Mutex
 }
 
 func (p *fakePrompt) URL() string { return "http://127.0.0.1:1/nonce" }
+func (p *fakePrompt) Loaded() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.loaded
+}
 func (p *fakePrompt) Wait(ctx context.Context) (Answer, error) {
 	select {
 	case a := <-p.answers:
@@ -487,10 +493,16 @@ func TestAgentHangingUpLateCoolsDown(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		after    time.Duration // when the agent hangs up, of a 200 ms budget
+		loaded   bool          // a browser loaded the prompt page
 		cooldown bool
-	}{{"early", 0, false}, {"late", 150 * time.Millisecond, true}} {
+	}{
+		{"early", 0, false, false},
+		{"late", 150 * time.Millisecond, false, true},
+		{"late, but the person opened the prompt", 150 * time.Millisecond, true, false},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t)
+			r.p.loaded = c.loaded
 			r.e.Limits.PromptBudget = 200 * time.Millisecond
 			ctx, cancel := context.WithCancelCause(context.Background())
 			r.b.onOpen = func(string) { time.Sleep(c.after); cancel(ErrAgentGone) }
@@ -588,5 +600,25 @@ func TestPolicyForcesSubmitBeforeAsking(t *testing.T) {
 	res := r.e.Fill(context.Background(), Request{Service: "github.com", Then: ThenNone}, agent, nil)
 	if res.Status != StatusRefused || r.b.inserts != 0 || r.b.window != nil {
 		t.Fatalf("got %+v, %d inserts", res, r.b.inserts)
+	}
+}
+
+// TestNoResponseToAnOpenedPromptDoesNotCoolDown: the person loaded the
+// prompt and did not answer in time. That is no_response, with the
+// fallback advice, but it never counts against the agent: the next
+// request may prompt again.
+func TestNoResponseToAnOpenedPromptDoesNotCoolDown(t *testing.T) {
+	r := newRig(t)
+	r.p.loaded = true
+	res := r.e.Fill(context.Background(), Request{Service: "github.com", Timeout: 20 * time.Millisecond}, agent, nil)
+	if res.Status != StatusNoResponse || res.Fallback == "" {
+		t.Fatalf("got %+v", res)
+	}
+	if _, cooling := r.e.State.CoolingDown(agent.Key(), "github.com", time.Now()); cooling {
+		t.Fatalf("a prompt the person opened counted against the agent")
+	}
+	r.humanTypes(secret)
+	if res := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil); res.Status != StatusOK {
+		t.Errorf("the next request: %+v", res)
 	}
 }

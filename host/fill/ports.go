@@ -30,7 +30,12 @@ type Prompt interface {
 	// Wait blocks until the human answers or ctx ends (then it returns
 	// ctx.Err()).
 	Wait(ctx context.Context) (Answer, error)
-	// Close stops the server; later requests to the URL fail.
+	// Loaded reports whether a browser ever loaded the prompt page. A
+	// prompt nobody loaded was never seen: only that counts against the
+	// agent (the no-response cool-down).
+	Loaded() bool
+	// Close ends the prompt: later requests to the URL get nothing
+	// usable, and its page disables itself.
 	Close() error
 }
 

@@ -3,9 +3,11 @@ package prompt_test
 import (
 	"bytes"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/tests/fakehuman"
@@ -156,4 +158,79 @@ func TestSystemOpenerFileLeadsToForm(t *testing.T) {
 		t.Fatalf("submit: %v", err)
 	}
 	gotValue(t, ctx, p, secret)
+}
+
+// TestHeldPortIsFreedAtTheBudget: a prompt whose request ended early keeps
+// its port, answering 410, until its budget ends, and frees it then.
+func TestHeldPortIsFreedAtTheBudget(t *testing.T) {
+	ctx := testCtx(t)
+	info := testInfo()
+	info.Budget = 2 * time.Second
+	p, _ := startPrompt(t, ctx, info)
+	page, err := fakehuman.Open(ctx, p.URL())
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	addr := hostOf(t, p.URL())
+	if l, err := net.Listen("tcp4", addr); err == nil {
+		l.Close()
+		t.Fatalf("the port was free right after an early end")
+	}
+	if err := page.Submit(ctx, []byte("late")); err == nil || page.StatusCode() != http.StatusGone {
+		t.Errorf("an answer to the held port: %v (status %d), want 410", err, page.StatusCode())
+	}
+	for {
+		if l, err := net.Listen("tcp4", addr); err == nil {
+			l.Close()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the held port was never freed after the budget")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// TestCancelWithoutScript: the Cancel form, posted by a browser without
+// JavaScript, cancels, and its answer is the Cancelled page.
+func TestCancelWithoutScript(t *testing.T) {
+	ctx := testCtx(t)
+	p, _ := startPrompt(t, ctx, testInfo())
+	page, err := fakehuman.Open(ctx, p.URL())
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := page.CancelWithoutScript(ctx); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if !strings.Contains(page.HTML(), "Cancelled.") {
+		t.Errorf("the Cancel form's answer is not the Cancelled page")
+	}
+	a, err := waitAnswer(t, ctx, p)
+	if err != nil || !a.Cancelled {
+		t.Fatalf("wait: cancelled=%v, %v", a.Cancelled, err)
+	}
+}
+
+// TestLoadedSaysWhetherABrowserLoadedThePage: the signal the no-response
+// cool-down keys on.
+func TestLoadedSaysWhetherABrowserLoadedThePage(t *testing.T) {
+	ctx := testCtx(t)
+	p, _ := startPrompt(t, ctx, testInfo())
+	// Requests that are refused load nothing.
+	send(t, ctx, request{method: "GET", url: p.URL(), host: "evil.test"})
+	send(t, ctx, request{method: "GET", url: p.URL(), header: map[string]string{"Sec-Fetch-Site": "cross-site"}})
+	if p.Loaded() {
+		t.Fatalf("Loaded before any browser loaded the page")
+	}
+	if _, err := fakehuman.Open(ctx, p.URL()); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if !p.Loaded() {
+		t.Fatalf("not Loaded after a browser loaded the page")
+	}
 }

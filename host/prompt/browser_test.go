@@ -268,24 +268,38 @@ func TestSystemOpenerFileInRealChromium(t *testing.T) {
 		if _, err := waitAnswer(t, ctx, p); !errors.Is(err, prompt.ErrSecondClient) {
 			t.Fatalf("wait: %v, want ErrSecondClient", err)
 		}
-		// The prompt's server is gone (or going): the form in Chromium
-		// cannot answer any more.
-		eval[bool](t, tab, `document.getElementById("value").value = "x"; document.querySelector("button.send").click(); true`)
-		for {
-			gone, err := chromedp.Run(tab, chromedp.Evaluate[bool](`document.readyState === "complete" && !document.getElementById("value")`))
-			if err == nil && gone {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("the form never went away after the answer")
-			case <-time.After(50 * time.Millisecond):
-			}
+		// The prompt ended: its watch ended, and the page in Chromium
+		// disabled itself without anyone touching it.
+		waitState(t, ctx, tab, "closed")
+		if !eval[bool](t, tab, `document.getElementById("value").disabled && document.getElementById("answer").hidden`) {
+			t.Errorf("the burned prompt's field is still usable")
 		}
 		if text := eval[string](t, tab, `document.body.innerText`); strings.Contains(text, "Sent.") {
 			t.Errorf("the burned prompt took an answer from Chromium")
 		}
 	})
+}
+
+// waitState waits until the prompt page in tab shows final state want
+// (its script sets body's data-state), and fails if it shows another.
+func waitState(t *testing.T, ctx, tab context.Context, want string) {
+	t.Helper()
+	wait, cancel := context.WithTimeout(tab, 30*time.Second)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	got, err := chromedp.Run(wait, chromedp.Evaluate[string](`new Promise((resolve) => {
+		const done = () => document.body && document.body.dataset.state;
+		if (done()) return resolve(done());
+		new MutationObserver(() => { if (done()) resolve(done()); })
+			.observe(document.documentElement, { attributes: true, subtree: true });
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("the page never reached a final state (want %s): %v", want, err)
+	}
+	if got != want {
+		t.Fatalf("the page's final state is %q, want %q", got, want)
+	}
 }
 
 // TestSystemOpenerFileInRealFirefox is the file → prompt → reload →
@@ -357,4 +371,43 @@ func TestSystemOpenerFileInRealFirefox(t *testing.T) {
 	clear(a.Value)
 	waitFor("the final page", `document.body && document.body.innerText.includes("Sent.")`)
 	noLeak(t, secret, map[string][]byte{"log": logs.Bytes(), "firefox output": []byte(ff.Output())})
+}
+
+// TestWithoutJavaScriptInRealChromium loads the prompt in Chromium with
+// JavaScript off: the page says it needs JavaScript, offers no field to
+// type into and can send nothing, and its Cancel form still cancels.
+func TestWithoutJavaScriptInRealChromium(t *testing.T) {
+	ctx := testCtx(t)
+	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
+	bctx := c.Attach(t, ctx)
+	p, _ := startPrompt(t, ctx, testInfo())
+	tab, cancel := chromedp.NewContext(bctx)
+	t.Cleanup(cancel)
+	if _, err := chromedp.Call(tab, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("turn JavaScript off: %v", err)
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(p.URL())); err != nil {
+		t.Fatalf("open the prompt: %v", err)
+	}
+	rec := browser.Record(t, tab)
+	text := eval[string](t, tab, `document.body.innerText`)
+	if !strings.Contains(text, "needs JavaScript") {
+		t.Errorf("without JavaScript the page does not say it needs it: %q", text)
+	}
+	if eval[bool](t, tab, `document.getElementById("value").getClientRects().length > 0 || !document.getElementById("send").hidden`) {
+		t.Errorf("without JavaScript the page offers a field or a Send button")
+	}
+	if err := chromedp.Do(tab, chromedp.Click("#cancel")); err != nil {
+		t.Fatalf("click Cancel: %v", err)
+	}
+	a, err := waitAnswer(t, ctx, p)
+	if err != nil || !a.Cancelled {
+		t.Fatalf("the Cancel form without JavaScript: cancelled=%v, %v", a.Cancelled, err)
+	}
+	for _, post := range rec.Posts(t) {
+		if strings.Contains(string(post.Body), "answer=") || strings.Contains(string(post.Body), "value=") {
+			t.Errorf("without JavaScript the page sent an answer")
+		}
+	}
+	waitText(t, ctx, tab, "Cancelled.")
 }

@@ -15,20 +15,23 @@ type rawField struct {
 // form holds the fields of a prompt POST that the handler reads. Fields
 // with other names are ignored.
 type form struct {
-	csrf, value, action rawField
+	csrf, action, answer rawField
+	value                rawField // only ever checked for presence: the page never sends it
 }
 
 // Names of the form's fields, as the page's template writes them.
 const (
 	fieldCSRF   = "csrf"
-	fieldValue  = "value"
 	fieldAction = "action"
+	fieldAnswer = "answer" // the encrypted answer, base64url
+	fieldValue  = "value"  // a plaintext value: refused unread
 )
 
-// Values of the action field (the two buttons).
+// Values of the action field. More actions fit in by name.
 const (
-	actionSubmit = "submit"
+	actionSubmit = "submit" // the encrypted answer of what was typed
 	actionCancel = "cancel"
+	actionWatch  = "watch" // the page's watch on the prompt's end
 )
 
 var (
@@ -39,7 +42,7 @@ var (
 // parseForm splits an application/x-www-form-urlencoded body into the
 // fields the prompt reads, without copying or decoding anything. A field
 // that appears twice is an error, so a body cannot smuggle a second CSRF
-// token or value past the first.
+// token or answer past the first.
 func parseForm(body []byte) (form, error) {
 	var f form
 	for len(body) > 0 {
@@ -57,6 +60,8 @@ func parseForm(body []byte) (form, error) {
 			dst = &f.value
 		case fieldAction:
 			dst = &f.action
+		case fieldAnswer:
+			dst = &f.answer
 		default:
 			continue
 		}

@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/tests/fakehuman"
@@ -159,24 +162,27 @@ func sendRaw(t *testing.T, ctx context.Context, addr, raw string) response {
 	return response{status: resp.StatusCode, header: resp.Header, body: data}
 }
 
-// formBody builds a form body the way fakehuman does (the value is
-// appended percent-encoded byte by byte).
-func formBody(csrf string, value []byte, action string) []byte {
-	var b []byte
-	b = append(b, "csrf="+url.QueryEscape(csrf)+"&value="...)
-	b = append(b, url.QueryEscape(string(value))...)
-	return append(b, "&action="+action...)
+// answerBody is the body the page's script posts for value: csrf, the
+// submit action and the value encrypted to the prompt's key.
+func answerBody(t *testing.T, page *fakehuman.Page, value []byte) []byte {
+	t.Helper()
+	b, err := page.SubmitBody(value)
+	if err != nil {
+		t.Fatalf("seal an answer: %v", err)
+	}
+	return b
 }
 
-// postHeaders are the headers of a browser's form POST to the prompt at u.
+// postHeaders are the headers of the page's fetch() POST to the prompt at
+// u.
 func postHeaders(u string) map[string]string {
 	pu, _ := url.Parse(u)
 	return map[string]string{
 		"Origin":         "http://" + pu.Host,
-		"Content-Type":   "application/x-www-form-urlencoded",
+		"Content-Type":   "application/x-www-form-urlencoded;charset=UTF-8",
 		"Sec-Fetch-Site": "same-origin",
-		"Sec-Fetch-Mode": "navigate",
-		"Sec-Fetch-Dest": "document",
+		"Sec-Fetch-Mode": "cors",
+		"Sec-Fetch-Dest": "empty",
 	}
 }
 
@@ -298,5 +304,14 @@ func noSecretsIn(t *testing.T, what, text, promptURL, cookie string) {
 		if s != "" && strings.Contains(text, s) {
 			t.Errorf("%s holds the prompt's %s", what, name)
 		}
+	}
+}
+
+// typeAndEnter types secret into whatever has focus in tab and presses
+// Enter, as the human would at a page still on screen.
+func typeAndEnter(t *testing.T, tab context.Context, secret []byte) {
+	t.Helper()
+	if err := chromedp.Do(tab, chromedp.KeyEvent(string(secret)), chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatalf("type into the page: %v", err)
 	}
 }

@@ -3,6 +3,13 @@ package prompt
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/ecdh"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +47,52 @@ func post(p *prompt, body string) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	p.ServeHTTP(w, r)
 	return w
+}
+
+// sealTo encrypts payload for p as the page does, with info as both
+// HKDF info and additional data; the tests vary it to check the binding.
+func sealTo(t *testing.T, pub []byte, info string, payload []byte) string {
+	t.Helper()
+	mine, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := ecdh.X25519().NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := mine.ECDH(peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt := append(append([]byte(nil), pub...), mine.PublicKey().Bytes()...)
+	key, err := hkdf.Key(sha256.New, shared, salt, info, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := aes.NewCipher(key)
+	gcm, _ := cipher.NewGCM(block)
+	iv := make([]byte, 12)
+	_, _ = rand.Read(iv)
+	out := append(append([]byte(nil), mine.PublicKey().Bytes()...), iv...)
+	return base64.RawURLEncoding.EncodeToString(gcm.Seal(out, iv, payload, []byte(info)))
+}
+
+// submitBody is the body of the page's submit of value to p.
+func submitBody(t *testing.T, p *prompt, value string) string {
+	t.Helper()
+	payload := `{"value":"` + base64.StdEncoding.EncodeToString([]byte(value)) + `"}`
+	return "csrf=" + string(p.csrf) + "&action=submit&answer=" + sealTo(t, p.page.keyBytes(t), answerInfo(p.path, "submit"), []byte(payload))
+}
+
+// keyBytes is the page's public key.
+func (d formData) keyBytes(t *testing.T) []byte {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(d.Key)
+	if err != nil || len(b) != 32 {
+		t.Fatalf("the page's key is not 32 bytes of base64url")
+	}
+	return b
 }
 
 // get is a GET of p's form with the Sec-Fetch-* headers in fetch
@@ -97,7 +150,7 @@ func TestFetchMetadata(t *testing.T) {
 func TestBinding(t *testing.T) {
 	p := testPrompt(t)
 	// A POST before any GET has no cookie to carry.
-	r := httptest.NewRequest(http.MethodPost, p.path, strings.NewReader("csrf="+string(p.csrf)+"&value=x&action=submit"))
+	r := httptest.NewRequest(http.MethodPost, p.path, strings.NewReader(submitBody(t, p, "x")))
 	r.Host = p.host
 	r.Header.Set("Origin", p.origin)
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -118,7 +171,7 @@ func TestBinding(t *testing.T) {
 	if again.Code != http.StatusOK || len(again.Result().Cookies()) != 0 {
 		t.Errorf("reload with the cookie: status %d with %d cookies, want 200 and no new cookie", again.Code, len(again.Result().Cookies()))
 	}
-	if w := post(p, "csrf="+string(p.csrf)+"&value=&action=submit"); w.Code != http.StatusUnprocessableEntity {
+	if w := post(p, submitBody(t, p, "")); w.Code != http.StatusUnprocessableEntity {
 		t.Errorf("POST with the cookie reached the form checks: status %d, want 422", w.Code)
 	}
 	if w := get(p, false, "none"); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "second client") {
@@ -139,7 +192,11 @@ func TestEverythingIsGoneAfterAnAnswer(t *testing.T) {
 	for _, action := range []string{actionSubmit, actionCancel} {
 		t.Run(action, func(t *testing.T) {
 			p := testPrompt(t)
-			if w := post(p, "csrf="+string(p.csrf)+"&value=first&action="+action); w.Code != http.StatusOK {
+			body := "csrf=" + string(p.csrf) + "&action=cancel"
+			if action == actionSubmit {
+				body = submitBody(t, p, "first")
+			}
+			if w := post(p, body); w.Code != http.StatusOK {
 				t.Fatalf("answer: status %d", w.Code)
 			}
 			for name, r := range map[string]*http.Request{
@@ -163,7 +220,7 @@ func TestEverythingIsGoneAfterAnAnswer(t *testing.T) {
 				}
 			}
 			// A replay of the accepted POST, token and all.
-			if w := post(p, "csrf="+string(p.csrf)+"&value=second&action=submit"); w.Code != http.StatusGone {
+			if w := post(p, submitBody(t, p, "second")); w.Code != http.StatusGone {
 				t.Errorf("replayed POST: status %d, want 410", w.Code)
 			}
 			a, err := p.Wait(context.Background())
@@ -182,7 +239,7 @@ func TestEverythingIsGoneAfterAnAnswer(t *testing.T) {
 
 func TestCloseZeroesAnUncollectedValue(t *testing.T) {
 	p := testPrompt(t)
-	if w := post(p, "csrf="+string(p.csrf)+"&value=hunter2hunter2&action=submit"); w.Code != http.StatusOK {
+	if w := post(p, submitBody(t, p, "hunter2hunter2")); w.Code != http.StatusOK {
 		t.Fatalf("answer: status %d", w.Code)
 	}
 	p.mu.Lock()
@@ -208,7 +265,7 @@ func TestAnswerAfterCloseIsDropped(t *testing.T) {
 		t.Fatalf("close: %v", err)
 	}
 	// A request already inside the handler when Close ran.
-	if w := post(p, "csrf="+string(p.csrf)+"&value=late&action=submit"); w.Code != http.StatusGone {
+	if w := post(p, submitBody(t, p, "late")); w.Code != http.StatusGone {
 		t.Errorf("POST after Close: status %d, want 410", w.Code)
 	}
 	if _, err := p.Wait(context.Background()); !errors.Is(err, ErrClosed) {
@@ -241,20 +298,111 @@ func TestPercentDecode(t *testing.T) {
 }
 
 func TestParseForm(t *testing.T) {
-	f, err := parseForm([]byte("x=1&&csrf=t%3D&value=&action=submit&other"))
+	f, err := parseForm([]byte("x=1&&csrf=t%3D&answer=abc_-&value=&action=submit&other"))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	if string(f.csrf.b) != "t%3D" || !f.value.ok || len(f.value.b) != 0 || string(f.action.b) != "submit" {
-		t.Errorf("parse gave csrf=%q value.ok=%v action=%q", f.csrf.b, f.value.ok, f.action.b)
+	if string(f.csrf.b) != "t%3D" || !f.value.ok || len(f.value.b) != 0 || string(f.action.b) != "submit" || string(f.answer.b) != "abc_-" {
+		t.Errorf("parse gave csrf=%q value.ok=%v action=%q answer=%q", f.csrf.b, f.value.ok, f.action.b, f.answer.b)
 	}
-	if _, err := parseForm([]byte("value=a&value=b")); !errors.Is(err, errDuplicateField) {
-		t.Errorf("a duplicated field: err %v", err)
+	for _, dup := range []string{"value=a&value=b", "answer=a&answer=b", "csrf=a&csrf=b", "action=submit&action=cancel"} {
+		if _, err := parseForm([]byte(dup)); !errors.Is(err, errDuplicateField) {
+			t.Errorf("%s: err %v, want errDuplicateField", dup, err)
+		}
 	}
 	g, _ := parseForm([]byte("action=cancel"))
-	if g.csrf.ok || g.value.ok {
+	if g.csrf.ok || g.value.ok || g.answer.ok {
 		t.Errorf("absent fields reported present")
 	}
+}
+
+// TestAnswerIsBoundToPromptAndAction: an answer sealed for another
+// prompt's nonce, for another action, to another key, or altered in any
+// byte does not decrypt; the prompt stays open and takes the real answer.
+func TestAnswerIsBoundToPromptAndAction(t *testing.T) {
+	p := testPrompt(t)
+	get(p, false, "none") // bind, as the page's browser does
+	value := `{"value":"` + base64.StdEncoding.EncodeToString([]byte("bound")) + `"}`
+	other, err := newAnswerKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := sealTo(t, p.page.keyBytes(t), answerInfo(p.path, actionSubmit), []byte(value))
+	raw, _ := base64.RawURLEncoding.DecodeString(good)
+	for name, sealed := range map[string]string{
+		"another prompt's nonce": sealTo(t, p.page.keyBytes(t), answerInfo("/"+strings.Repeat("A", 43), actionSubmit), []byte(value)),
+		"another action":         sealTo(t, p.page.keyBytes(t), answerInfo(p.path, "approve"), []byte(value)),
+		"another version":        sealTo(t, p.page.keyBytes(t), "fillgate-prompt-v0 "+p.path+" submit", []byte(value)),
+		"another prompt's key":   sealTo(t, other.pub, answerInfo(p.path, actionSubmit), []byte(value)),
+		"a flipped tag bit":      flipByte(raw, len(raw)-1),
+		"a flipped IV bit":       flipByte(raw, 33),
+		"a flipped key bit":      flipByte(raw, 0),
+		"a low-order key":        base64.RawURLEncoding.EncodeToString(append(make([]byte, 32), raw[32:]...)),
+		"cut short":              base64.RawURLEncoding.EncodeToString(raw[:59]),
+		"not base64url":          "*" + good[1:],
+	} {
+		w := post(p, "csrf="+string(p.csrf)+"&action=submit&answer="+sealed)
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "does not decrypt") {
+			t.Errorf("%s: status %d %q, want 400 that it does not decrypt", name, w.Code, w.Body.String())
+		}
+	}
+	for name, payload := range map[string]string{
+		"no value":     `{"other":"x"}`,
+		"null value":   `{"value":null}`,
+		"empty value":  `{"value":""}`,
+		"not base64":   `{"value":"!!"}`,
+		"not JSON":     `value=x`,
+		"not a object": `["x"]`,
+	} {
+		w := post(p, "csrf="+string(p.csrf)+"&action=submit&answer="+sealTo(t, p.page.keyBytes(t), answerInfo(p.path, actionSubmit), []byte(payload)))
+		if w.Code != http.StatusBadRequest && w.Code != http.StatusUnprocessableEntity {
+			t.Errorf("%s: status %d, want 400 or 422", name, w.Code)
+		}
+	}
+	if w := post(p, "csrf="+string(p.csrf)+"&action=submit&answer="+good); w.Code != http.StatusOK {
+		t.Fatalf("the real answer after the refusals: status %d", w.Code)
+	}
+	a, err := p.Wait(context.Background())
+	if err != nil || !bytes.Equal(a.Value, []byte("bound")) {
+		t.Errorf("wait: %v; value differed or missing", err)
+	}
+	clear(a.Value)
+}
+
+// TestPlaintextValueIsRefusedUnread: a POST that carries the value in the
+// clear is not the page's; it is refused and the prompt stays open.
+func TestPlaintextValueIsRefusedUnread(t *testing.T) {
+	p := testPrompt(t)
+	get(p, false, "none")
+	for _, body := range []string{
+		"csrf=" + string(p.csrf) + "&value=hunter2&action=submit",
+		submitBody(t, p, "x") + "&value=hunter2",
+	} {
+		if w := post(p, body); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "plaintext value") {
+			t.Errorf("a plaintext value: status %d %q, want 400", w.Code, w.Body.String())
+		}
+	}
+	if p.isEnded() {
+		t.Fatalf("a refused plaintext value ended the prompt")
+	}
+}
+
+// TestValueOfZeroesItsCopies: the decoded value is exact and the buffer
+// encoding/json decoded into is zeroed, slack included.
+func TestValueOfZeroesItsCopies(t *testing.T) {
+	for _, v := range []string{"a", "ab", "abc", "abcd", strings.Repeat("x", 1000)} {
+		plain := []byte(`{"value":"` + base64.StdEncoding.EncodeToString([]byte(v)) + `"}`)
+		got, err := valueOf(plain)
+		if err != nil || string(got) != v || cap(got) != len(v) {
+			t.Errorf("valueOf(%d bytes): %v; exact value %v", len(v), err, string(got) == v)
+		}
+	}
+}
+
+func flipByte(b []byte, i int) string {
+	c := append([]byte(nil), b...)
+	c[i] ^= 1
+	return base64.RawURLEncoding.EncodeToString(c)
 }
 
 func TestDisplay(t *testing.T) {

@@ -48,22 +48,148 @@ input:focus, button:focus-visible { outline: 3px solid var(--accent); outline-of
 button { font: inherit; padding: .5rem 1.1rem; border-radius: 8px; border: 1px solid var(--line);
   background: var(--card); color: var(--fg); cursor: pointer; }
 button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
+button:disabled, input:disabled { opacity: .55; cursor: default; }
+.secret { -webkit-text-security: disc; }
+h2 { font-size: 1.05rem; margin: .75rem 0 .25rem; }
+[hidden] { display: none !important; }
 `
 
-// escScript makes Esc press Cancel. The page works without it (Cancel is
-// a button); the CSP allows exactly this text by hash.
-const escScript = `
-document.addEventListener("keydown", function (e) {
-  if (e.key === "Escape") { document.getElementById("cancel").click(); }
-});
+// pageScript runs the form. It is the only script on any page, allowed by
+// its hash in the CSP, so it must reach the browser byte for byte as
+// written here; everything it needs is in the page's data-* attributes.
+// It encrypts the answer to the prompt's key before it leaves the page
+// (host/PROTOCOL.md, "The prompt's answer"), clears the field, and posts
+// with fetch, so no response is ever rendered as a page and no form is
+// ever submitted for the browser to remember. It disables everything at
+// the page's own deadline, and as soon as its watch on the prompt ends
+// (fillgate answered, closed the prompt or went away). Its state is
+// "open", "busy" while an answer is on its way, then the final state
+// finish shows; without CSS masking support the field becomes a password
+// field, masked either way. html/template drops JavaScript comments, which
+// would break the hash, so the script has none.
+const pageScript = `
+"use strict";
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const box = $("answer"), field = $("value"), send = $("send"), cancel = $("cancel");
+  const form = $("cancelform"), hint = $("hint"), empty = $("empty");
+  const csrf = form.elements.csrf.value, path = box.dataset.path;
+  const url = new URL(path, location.href).href;
+  const closesIn = box.dataset.closesIn === "" ? Infinity : Number(box.dataset.closesIn);
+  const t0 = performance.now(), d0 = Date.now();
+  const enc = new TextEncoder(), watch = new AbortController();
+  let state = "open";
+
+  const expired = () => performance.now() - t0 >= closesIn || Date.now() - d0 >= closesIn;
+  const b64 = (bytes) => btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
+  const b64url = (bytes) => b64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const unb64url = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  const concat = (...parts) => {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);
+    return out;
+  };
+
+  function finish(which) {
+    if (state !== "open" && state !== "busy") return;
+    state = which;
+    field.value = "";
+    field.disabled = send.disabled = cancel.disabled = true;
+    watch.abort();
+    box.hidden = form.hidden = empty.hidden = true;
+    for (const el of document.querySelectorAll("[data-when]")) el.hidden = el.dataset.when !== which;
+    document.body.dataset.state = which;
+  }
+
+  const post = (action, extra, signal) => fetch(url, {
+    method: "POST", body: new URLSearchParams({ csrf, action, ...extra }),
+    credentials: "same-origin", cache: "no-store", redirect: "error", signal,
+  });
+
+  async function seal(action, payload) {
+    const subtle = crypto.subtle, info = enc.encode("fillgate-prompt-v1 " + path + " " + action);
+    const hostRaw = unb64url(box.dataset.key);
+    const host = await subtle.importKey("raw", hostRaw, { name: "X25519" }, false, []);
+    const mine = await subtle.generateKey({ name: "X25519" }, false, ["deriveBits"]);
+    const mineRaw = new Uint8Array(await subtle.exportKey("raw", mine.publicKey));
+    const shared = await subtle.deriveBits({ name: "X25519", public: host }, mine.privateKey, 256);
+    const hkdf = await subtle.importKey("raw", shared, "HKDF", false, ["deriveKey"]);
+    const key = await subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: concat(hostRaw, mineRaw), info },
+      hkdf, { name: "AES-GCM", length: 256 }, false, ["encrypt"]);
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const plain = enc.encode(JSON.stringify(payload));
+    const sealed = await subtle.encrypt({ name: "AES-GCM", iv, additionalData: info }, key, plain);
+    plain.fill(0);
+    return b64url(concat(mineRaw, iv, new Uint8Array(sealed)));
+  }
+
+  const outcome = (res, ok) => res.ok ? ok : res.status === 410 ? "closed" : "failed";
+
+  async function submit() {
+    if (state !== "open") return;
+    if (expired()) return finish("expired");
+    if (field.value === "") {
+      empty.hidden = false;
+      return field.focus();
+    }
+    state = "busy";
+    const value = field.value;
+    field.value = "";
+    field.disabled = send.disabled = cancel.disabled = true;
+    try {
+      const answer = await seal("submit", { value: b64(enc.encode(value)) });
+      finish(outcome(await post("submit", { answer }), "sent"));
+    } catch {
+      finish("failed");
+    }
+  }
+
+  async function cancelNow() {
+    if (state !== "open") return;
+    state = "busy";
+    field.value = "";
+    try {
+      finish(outcome(await post("cancel", {}), "cancelled"));
+    } catch {
+      finish("closed");
+    }
+  }
+
+  (async () => {
+    try {
+      const res = await post("watch", {}, watch.signal);
+      if (res.ok && res.body) for (const r = res.body.getReader(); !(await r.read()).done; );
+    } catch {}
+    if (state === "open") finish("closed");
+  })();
+
+  field.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.isComposing) { e.preventDefault(); submit(); }
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { e.preventDefault(); cancelNow(); }
+  });
+  send.addEventListener("click", submit);
+  form.addEventListener("submit", (e) => { e.preventDefault(); cancelNow(); });
+  addEventListener("pagehide", () => { field.value = ""; });
+  document.addEventListener("visibilitychange", () => { if (state === "open" && expired()) finish("expired"); });
+  if (closesIn !== Infinity) setTimeout(() => { if (state === "open") finish("expired"); }, Math.max(0, closesIn));
+
+  if (!window.isSecureContext || !crypto.subtle) return finish("failed");
+  if (!CSS.supports("-webkit-text-security", "disc")) field.type = "password";
+  box.hidden = send.hidden = hint.hidden = false;
+  if (expired()) finish("expired");
+  else field.focus();
+})();
 `
 
 // csp is the Content-Security-Policy of every response: nothing loads,
-// the form may only post back here, no framing, and the one style and the
+// the page's script may talk only to the prompt itself (connect-src) and
+// the Cancel form post only there, no framing, and the one style and the
 // one script run by hash.
 var csp = "default-src 'none'; style-src " + cspHash(pageStyle) +
-	"; script-src " + cspHash(escScript) +
-	"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	"; script-src " + cspHash(pageScript) +
+	"; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // cspHash is the CSP source expression that allows an inline element
 // whose text is s.
@@ -90,6 +216,11 @@ const pageFoot = `</main>
 </html>
 `
 
+// formBody is the prompt. The field sits outside any form: the script
+// sends what is typed, encrypted, and nothing else can (a browser's
+// password manager sees no password form, and without JavaScript there is
+// no way to send it at all). The Cancel form works without JavaScript.
+// The final states are in the page already; the script shows one.
 const formBody = `<h1>{{.Label}} for <code dir="ltr">{{.Service}}</code></h1>
 <dl>
 <dt>Asked by</dt><dd><code dir="ltr">{{.Agent}}</code></dd>
@@ -102,21 +233,29 @@ const formBody = `<h1>{{.Label}} for <code dir="ltr">{{.Service}}</code></h1>
 </dl>
 <p class="note">The agent never sees what you type: fillgate types it into that
 field and tells the agent only whether it worked.</p>
+<noscript><p class="msg" role="alert">This prompt needs JavaScript for 127.0.0.1: it encrypts what
+you type before it leaves this page, and without it nothing can be sent. You can still cancel.</p></noscript>
 {{- if .Message}}
 <p class="msg" role="alert">{{.Message}}</p>
 {{- end}}
-<form method="post" action="{{.Action}}">
-<input type="hidden" name="csrf" value="{{.CSRF}}">
+<div id="answer" hidden data-key="{{.Key}}" data-path="{{.Action}}" data-closes-in="{{.ClosesIn}}">
 <label for="value">{{.Label}}</label>
-<input id="value" name="value" type="password" required autofocus spellcheck="false"
- autocapitalize="off" {{if .OTP}}autocomplete="one-time-code" inputmode="numeric"{{else}}autocomplete="off"{{end}}>
+<input id="value" class="secret" type="text" required spellcheck="false" autocapitalize="off" autocorrect="off"
+ {{if .OTP}}autocomplete="one-time-code" inputmode="numeric"{{else}}autocomplete="off"{{end}}>
+<p id="empty" class="msg" role="alert" hidden>Nothing was typed. Type the {{.Noun}}, or choose Cancel.</p>
+</div>
+<form id="cancelform" method="post" action="{{.Action}}">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
 <div class="buttons">
-<button class="send" type="submit" name="action" value="submit">Send</button>
-<button id="cancel" type="submit" name="action" value="cancel" formnovalidate>Cancel</button>
-<span class="hint">Enter sends, Esc cancels.</span>
+<button id="send" class="send" type="button" hidden>Send</button>
+<button id="cancel" type="submit" name="action" value="cancel">Cancel</button>
+<span id="hint" class="hint" hidden>Enter sends, Esc cancels.</span>
 </div>
 </form>
-<script>` + escScript + `</script>
+{{- range .Finals}}
+<div class="final" data-when="{{.When}}" hidden><h2>{{.Headline}}</h2><p>{{.Detail}}</p></div>
+{{- end}}
+<script>` + pageScript + `</script>
 `
 
 const doneBody = `<h1>{{.Headline}}</h1>
@@ -139,10 +278,48 @@ type formData struct {
 	Agent   string
 	Via     string // how the value reaches the page, or ""
 	Until   string // when the prompt closes
-	Action  string // the form's action: the prompt's path
+	Action  string // where the answers go: the prompt's path
 	CSRF    string
 	OTP     bool
 	Message string // a short note above the form, or ""
+	Key     string // the prompt's public key, base64url
+	// ClosesIn is how many milliseconds the page stays answerable from
+	// when it is served, "" for no limit (see closesIn).
+	ClosesIn string
+	Finals   []finalData // the final states the script may show
+}
+
+// finalData is one final state of the form page, shown by its script.
+type finalData struct {
+	When string // the state's name: sent, cancelled, closed, expired, failed
+	doneData
+}
+
+// finals are the form page's final states, worded as the final pages
+// the server sends without the script.
+var finals = []finalData{
+	{"sent", pageSent},
+	{"cancelled", pageCancelled},
+	{"closed", pageGone},
+	{"expired", doneData{Headline: "This prompt has expired.",
+		Detail: "Its time ran out, so nothing can be sent from it any more. You can close this window."}},
+	{"failed", doneData{Headline: "Not sent.",
+		Detail: "fillgate did not take the answer, and typed nothing. " +
+			"If this browser blocks cookies or JavaScript for 127.0.0.1, allow them and ask the agent to try again."}},
+}
+
+// pageMargin is how much sooner than the prompt's budget its page
+// disables itself, so that it never sends an answer the prompt could no
+// longer take.
+const pageMargin = time.Second
+
+// closesIn is ClosesIn for a page served now for a prompt that ends at
+// deadline (zero: no budget).
+func closesIn(deadline time.Time) string {
+	if deadline.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(max(time.Until(deadline)-pageMargin, 0).Milliseconds(), 10)
 }
 
 // doneData is what a final page shows.
@@ -154,7 +331,7 @@ type doneData struct {
 
 // newFormData prepares the form page for info. The deadline is when the
 // budget runs out (zero: no budget).
-func newFormData(info fill.PromptInfo, action, csrf string, deadline time.Time) formData {
+func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.Time) formData {
 	label, noun := "Password", "password"
 	if info.Field == fill.FieldOTP {
 		label, noun = "One-time code", "one-time code"
@@ -190,6 +367,8 @@ func newFormData(info fill.PromptInfo, action, csrf string, deadline time.Time) 
 		Action:  action,
 		CSRF:    csrf,
 		OTP:     info.Field == fill.FieldOTP,
+		Key:     key,
+		Finals:  finals,
 	}
 }
 
@@ -298,7 +477,8 @@ var (
 	pageGone = doneData{
 		Title:    "fillgate — closed",
 		Headline: "This prompt is closed.",
-		Detail:   "It was already answered or closed. You can close this window.",
+		Detail: "It was answered, cancelled or expired, or the request it was for has ended, " +
+			"so nothing can be sent from it any more. You can close this window.",
 	}
 	pageSecondClient = doneData{
 		Title:    "fillgate — closed",

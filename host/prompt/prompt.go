@@ -2,8 +2,16 @@
 // one-time code for an agent's request.
 //
 // Each prompt is its own HTTP server on 127.0.0.1 at a random port, with a
-// random nonce as its only path. It serves one form, accepts one answer
+// random nonce as its only path. It serves one page, accepts one answer
 // (submit or cancel) and then shuts down.
+//
+// The plaintext never leaves the page: the page's script encrypts what
+// the human typed to an X25519 key made for this one prompt (HKDF-SHA256,
+// AES-256-GCM, bound to the prompt's nonce and the action; see seal.go and
+// host/PROTOCOL.md) and posts only that. The private key lives in this
+// process's memory only. So a DevTools client recording the browser, or
+// another local user who binds the port once this process is gone, gets
+// nothing usable.
 //
 // The prompt binds itself to the first client that loads the form: that
 // GET sets a random cookie, and only requests carrying it get the form
@@ -11,12 +19,20 @@
 // prompt, so whoever else learns the URL can at worst make the request
 // fail visibly; they can neither answer it nor see the form's CSRF token.
 //
-// The value is parsed from the POST
-// body byte by byte into a fresh []byte that goes to Wait's caller; it is
-// never turned into a string, logged, or echoed in a response.
+// A prompt dies with its request: its page disables itself at its
+// deadline (with or without this process) and as soon as the prompt ends
+// (it holds a watch request open, which ends then). A prompt that ends
+// without an answer keeps its port until its budget runs out, answering
+// every request with 410, so no one else can take the port while the
+// page may still be on screen.
+//
+// The value is decrypted into a fresh []byte that goes to Wait's caller;
+// it is never turned into a string, logged, or echoed in a response.
 //
 // Limits of "where Go allows": net/http reads the request through its own
-// connection buffer, which this package cannot zero.
+// connection buffer, and crypto/ecdh and crypto/aes keep key material this
+// package cannot zero (the answer is ciphertext there, the keys die with
+// the prompt).
 package prompt
 
 import (
@@ -88,7 +104,8 @@ func Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, error) {
 // Start opens a prompt for info: it listens on 127.0.0.1 at a random port
 // and serves the form at a random path until an answer, Close, the budget
 // (info.Budget, when positive) or the end of ctx, whichever comes first.
-// ctx bounds the prompt's whole life, not just its start.
+// ctx bounds the prompt's request, not its port: a prompt that ends
+// without an answer keeps its port, answering 410, until its budget ends.
 func (c Config) Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, error) {
 	if err := checkInfo(info); err != nil {
 		return nil, fmt.Errorf("start prompt: %w", err)
@@ -104,6 +121,10 @@ func (c Config) Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, e
 	cookie, err := randomToken()
 	if err != nil {
 		return nil, fmt.Errorf("start prompt: cookie: %w", err)
+	}
+	key, err := newAnswerKey()
+	if err != nil {
+		return nil, fmt.Errorf("start prompt: %w", err)
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp4", "127.0.0.1:0")
@@ -124,16 +145,18 @@ func (c Config) Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, e
 		deadline = time.Now().Add(info.Budget)
 	}
 	p := &prompt{
-		host:   host,
-		origin: "http://" + host,
-		path:   "/" + nonce,
-		csrf:   []byte(csrf),
-		cookie: []byte(cookie),
-		log:    log,
-		served: make(chan struct{}),
-		done:   make(chan struct{}),
+		host:     host,
+		origin:   "http://" + host,
+		path:     "/" + nonce,
+		csrf:     []byte(csrf),
+		cookie:   []byte(cookie),
+		deadline: deadline,
+		key:      key,
+		log:      log,
+		served:   make(chan struct{}),
+		done:     make(chan struct{}),
 	}
-	p.page = newFormData(info, p.path, csrf, deadline)
+	p.page = newFormData(info, p.path, csrf, key.publicB64(), deadline)
 	p.srv = &http.Server{
 		Handler:           p,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -185,13 +208,14 @@ func randomToken() (string, error) {
 // prompt is one open prompt: its server, and the answer until Wait takes
 // it.
 type prompt struct {
-	host   string // "127.0.0.1:<port>": the only Host header accepted
-	origin string // "http://127.0.0.1:<port>": the only Origin a POST may carry
-	path   string // "/<nonce>": the only path served
-	csrf   []byte // the form's token
-	cookie []byte // the value of the cookie that binds the prompt to its first client
-	page   formData
-	log    *slog.Logger
+	host     string // "127.0.0.1:<port>": the only Host header accepted
+	origin   string // "http://127.0.0.1:<port>": the only Origin a POST may carry
+	path     string // "/<nonce>": the only path served
+	csrf     []byte // the form's token
+	cookie   []byte // the value of the cookie that binds the prompt to its first client
+	deadline time.Time
+	page     formData
+	log      *slog.Logger
 
 	srv    *http.Server
 	served chan struct{} // closed when Serve returned
@@ -200,10 +224,12 @@ type prompt struct {
 	doneOnce sync.Once
 
 	mu        sync.Mutex
+	key       *answerKey  // the prompt's key pair, until it ends
 	timer     *time.Timer // the budget, or nil
 	unwatch   func() bool // stops watching Start's ctx
 	bound     bool        // the form was served once: the cookie is out
 	ended     bool        // an outcome is set: every later request gets 410
+	answered  bool        // the outcome is the human's answer (submit or cancel)
 	answer    fill.Answer // the human's answer, until Wait takes it
 	hasAnswer bool
 	endErr    error // what Wait returns when there is no answer to take
@@ -211,6 +237,14 @@ type prompt struct {
 
 // URL is the page's address. It goes to the browser, never to the agent.
 func (p *prompt) URL() string { return p.origin + p.path }
+
+// Loaded reports whether a browser loaded the form: the prompt bound
+// itself to its first client. A prompt nobody loaded was never seen.
+func (p *prompt) Loaded() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bound
+}
 
 // Wait blocks until the prompt has an outcome or ctx ends. It hands over
 // the answer once; the caller owns Answer.Value and must zero it. Without
@@ -232,9 +266,13 @@ func (p *prompt) Wait(ctx context.Context) (fill.Answer, error) {
 	return a, nil
 }
 
-// Close stops the server at once and burns the nonce; an answer nobody
-// collected is zeroed. It is safe to call more than once and from several
-// goroutines.
+// Close ends the prompt at once and burns the nonce; an answer nobody
+// collected is zeroed. After an answer the server stops now. Without one
+// (the request ended early) the page's watch ends, so the page disables
+// itself, and the port stays bound, answering every request with 410,
+// until the budget runs out: nobody else can bind it and receive what an
+// open page might still send. It is safe to call more than once and from
+// several goroutines.
 func (p *prompt) Close() error {
 	p.mu.Lock()
 	if p.hasAnswer {
@@ -243,11 +281,17 @@ func (p *prompt) Close() error {
 		p.endErr = ErrClosed
 	}
 	if !p.ended {
-		p.ended, p.endErr = true, ErrClosed
+		p.ended, p.endErr, p.key = true, ErrClosed, nil
 	}
+	answered := p.answered
 	p.mu.Unlock()
 	p.publish()
-	p.stopWatching()
+	if !answered && time.Until(p.deadline) > 0 {
+		p.stopWatching(false) // the budget timer ends the hold
+		p.log.Debug("prompt closed; its port is held until the budget ends")
+		return nil
+	}
+	p.stopWatching(true)
 	err := p.srv.Close()
 	<-p.served
 	p.log.Debug("prompt closed")
@@ -261,17 +305,25 @@ func (p *prompt) Close() error {
 // error Wait returns when there is no answer. It reports false when the
 // prompt already had an outcome; the caller then zeroes a.Value itself.
 // It does not wake Wait: publish does, once the final page is on its way.
+// The prompt's key goes with its outcome.
 func (p *prompt) settle(a *fill.Answer, err error) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ended {
 		return false
 	}
-	p.ended, p.endErr = true, err
+	p.ended, p.endErr, p.key = true, err, nil
 	if a != nil {
-		p.answer, p.hasAnswer = *a, true
+		p.answer, p.hasAnswer, p.answered = *a, true, true
 	}
 	return true
+}
+
+// answerKey is the prompt's key, or nil once the prompt ended.
+func (p *prompt) answerKey() *answerKey {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.key
 }
 
 // binding says what a GET of the form is to the prompt's binding.
@@ -305,35 +357,36 @@ func (p *prompt) isEnded() bool {
 	return p.ended
 }
 
-// publish wakes Wait.
+// publish wakes Wait (and ends the page's watch).
 func (p *prompt) publish() { p.doneOnce.Do(func() { close(p.done) }) }
 
-// stopWatching stops the budget timer and the watch on Start's ctx.
-func (p *prompt) stopWatching() {
+// stopWatching stops the watch on Start's ctx and, with budget, the
+// budget timer too.
+func (p *prompt) stopWatching(budget bool) {
 	p.mu.Lock()
 	timer, unwatch := p.timer, p.unwatch
 	p.mu.Unlock()
-	if timer != nil {
+	if budget && timer != nil {
 		timer.Stop()
 	}
 	unwatch()
 }
 
-// expire ends a prompt whose budget ran out.
+// expire ends a prompt whose budget ran out, and ends the hold on the
+// port of one that ended early.
 func (p *prompt) expire() {
-	if !p.settle(nil, ErrExpired) {
-		return
+	if p.settle(nil, ErrExpired) {
+		p.log.Info("prompt expired")
+		p.publish()
 	}
-	p.log.Info("prompt expired")
-	p.publish()
-	p.stopWatching()
+	p.stopWatching(false)
 	_ = p.srv.Close()
 }
 
-// drain shuts the server down after an outcome: no new connections, and
+// drain shuts the server down after an answer: no new connections, and
 // requests in flight get drainGrace to finish (the final page among them).
 func (p *prompt) drain() {
-	p.stopWatching()
+	p.stopWatching(true)
 	ctx, cancel := context.WithTimeout(context.Background(), drainGrace)
 	defer cancel()
 	_ = p.srv.Shutdown(ctx)

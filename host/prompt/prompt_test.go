@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -136,9 +137,9 @@ func TestPageNamesAgentServiceOriginField(t *testing.T) {
 		attrs              []string
 	}{
 		{fill.FieldPassword, "fillgate — password for github.com", "password",
-			[]string{`type="password"`, `autocomplete="off"`, `spellcheck="false"`, "autofocus", "required"}},
+			[]string{`type="text"`, `class="secret"`, `autocomplete="off"`, `spellcheck="false"`, "required"}},
 		{fill.FieldOTP, "fillgate — one-time code for github.com", "one-time code",
-			[]string{`type="password"`, `autocomplete="one-time-code"`, `inputmode="numeric"`, `spellcheck="false"`, "autofocus"}},
+			[]string{`type="text"`, `class="secret"`, `autocomplete="one-time-code"`, `inputmode="numeric"`, `spellcheck="false"`}},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			info := testInfo()
@@ -173,14 +174,21 @@ func TestPageNamesAgentServiceOriginField(t *testing.T) {
 					t.Errorf("input lacks %s: %s", a, input)
 				}
 			}
-			// Enter submits: Send is the first submit button. Cancel skips
-			// validation so it works with the field empty.
-			send, cancel := strings.Index(doc, `value="submit"`), strings.Index(doc, `value="cancel"`)
+			// Send comes before Cancel; the field is in no form (the
+			// script sends it, encrypted), and Cancel is a form of its own
+			// that works without the script.
+			send, cancel := strings.Index(doc, `<button id="send"`), strings.Index(doc, `<button id="cancel"`)
 			if send < 0 || cancel < 0 || send > cancel {
-				t.Errorf("Send must come before Cancel in the form")
+				t.Errorf("Send must come before Cancel")
 			}
-			if !strings.Contains(elementTag(t, doc, `<button id="cancel"`), "formnovalidate") {
-				t.Errorf("Cancel lacks formnovalidate")
+			if c := elementTag(t, doc, `<button id="cancel"`); !strings.Contains(c, `type="submit"`) || !strings.Contains(c, `value="cancel"`) {
+				t.Errorf("Cancel is not the submit button of its form: %s", c)
+			}
+			if f := strings.Index(doc, "<form"); f < 0 || f < strings.Index(doc, `<input id="value"`) {
+				t.Errorf("the field must come before, and outside, the Cancel form")
+			}
+			if !strings.Contains(text, "needs JavaScript") {
+				t.Errorf("the page does not say it needs JavaScript when it is off")
 			}
 		})
 	}
@@ -356,7 +364,21 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 	if len(csrf) < 22 {
 		t.Fatalf("no CSRF token in the form")
 	}
-	good := formBody(csrf, refused, "submit")
+	// good is a real encrypted answer of the refused secret: each request
+	// below carries it and is refused for its own reason anyway.
+	good := answerBody(t, page, refused)
+	sealed := func(csrf, action string) []byte {
+		q, err := url.ParseQuery(string(good))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Set("action", action)
+		q.Set("csrf", csrf)
+		if csrf == "" {
+			q.Del("csrf")
+		}
+		return []byte(q.Encode())
+	}
 	with := func(h map[string]string, k, v string) map[string]string {
 		out := map[string]string{}
 		for kk, vv := range h {
@@ -401,14 +423,17 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 		{"POST no cookie", request{method: "POST", url: p.URL(), header: with(ph, "Cookie", ""), body: good}, 403},
 		{"POST wrong cookie", request{method: "POST", url: p.URL(), header: with(ph, "Cookie", "fillgate-prompt="+flipped0(cookieValue(t, page))), body: good}, 403},
 		{"POST cookie of another path", request{method: "POST", url: p.URL(), header: with(ph, "Cookie", "fillgate-prompt="+nonce), body: good}, 403},
-		{"POST no csrf", request{method: "POST", url: p.URL(), header: ph, body: formBody("", refused, "submit")}, 403},
-		{"POST wrong csrf", request{method: "POST", url: p.URL(), header: ph, body: formBody(flipped0(csrf), refused, "submit")}, 403},
-		{"POST csrf twice", request{method: "POST", url: p.URL(), header: ph, body: append(formBody("x", refused, "submit"), "&csrf="+csrf...)}, 400},
-		{"POST value twice", request{method: "POST", url: p.URL(), header: ph, body: append(append([]byte(nil), good...), "&value=x"...)}, 400},
-		{"POST bad escape", request{method: "POST", url: p.URL(), header: ph, body: append(append([]byte(nil), good...), "&value=%zz"...)}, 400},
-		{"POST lone percent", request{method: "POST", url: p.URL(), header: ph, body: []byte("csrf=" + csrf + "&action=submit&value=ab%4")}, 400},
-		{"POST unknown action", request{method: "POST", url: p.URL(), header: ph, body: formBody(csrf, refused, "delete")}, 400},
-		{"POST no action", request{method: "POST", url: p.URL(), header: ph, body: []byte("csrf=" + csrf + "&value=x")}, 400},
+		{"POST no csrf", request{method: "POST", url: p.URL(), header: ph, body: sealed("", "submit")}, 403},
+		{"POST wrong csrf", request{method: "POST", url: p.URL(), header: ph, body: sealed(flipped0(csrf), "submit")}, 403},
+		{"POST csrf twice", request{method: "POST", url: p.URL(), header: ph, body: append(sealed("x", "submit"), "&csrf="+csrf...)}, 400},
+		{"POST answer twice", request{method: "POST", url: p.URL(), header: ph, body: append(append([]byte(nil), good...), "&answer=x"...)}, 400},
+		{"POST plaintext value too", request{method: "POST", url: p.URL(), header: ph, body: append(append([]byte(nil), good...), "&value=x"...)}, 400},
+		{"POST plaintext value only", request{method: "POST", url: p.URL(), header: ph, body: []byte("csrf=" + csrf + "&action=submit&value=" + string(refused))}, 400},
+		{"POST bad escape", request{method: "POST", url: p.URL(), header: ph, body: append(append([]byte(nil), good...), "&x=%zz&action=%zz"...)}, 400},
+		{"POST lone percent", request{method: "POST", url: p.URL(), header: ph, body: []byte("csrf=" + csrf + "&action=submit&answer=ab%4")}, 400},
+		{"POST answer for another action", request{method: "POST", url: p.URL(), header: ph, body: sealed(csrf, "approve")}, 400},
+		{"POST no answer", request{method: "POST", url: p.URL(), header: ph, body: []byte("csrf=" + csrf + "&action=submit")}, 400},
+		{"POST no action", request{method: "POST", url: p.URL(), header: ph, body: []byte("csrf=" + csrf + "&answer=x")}, 400},
 		{"POST multipart", request{method: "POST", url: p.URL(), header: with(ph, "Content-Type", "multipart/form-data; boundary=x"), body: good}, 415},
 		{"POST json", request{method: "POST", url: p.URL(), header: with(ph, "Content-Type", "application/json"), body: good}, 415},
 		{"POST no content type", request{method: "POST", url: p.URL(), header: with(ph, "Content-Type", ""), body: good}, 415},
@@ -417,7 +442,7 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 		{"PUT", request{method: "PUT", url: p.URL(), header: ph, body: good}, 405},
 		{"DELETE", request{method: "DELETE", url: p.URL()}, 405},
 		{"HEAD", request{method: "HEAD", url: p.URL()}, 405},
-		{"POST empty value", request{method: "POST", url: p.URL(), header: ph, body: formBody(csrf, nil, "submit")}, 422},
+		{"POST empty value", request{method: "POST", url: p.URL(), header: ph, body: answerBody(t, page, nil)}, 422},
 	}
 	seen := map[string][]byte{"log": nil}
 	for _, tc := range cases {
@@ -450,7 +475,7 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 	}
 
 	// The empty value showed the form again with a note.
-	empty := send(t, ctx, request{method: "POST", url: p.URL(), header: ph, body: formBody(csrf, nil, "submit")})
+	empty := send(t, ctx, request{method: "POST", url: p.URL(), header: ph, body: answerBody(t, page, nil)})
 	if !strings.Contains(string(empty.body), "Nothing was typed") || !strings.Contains(string(empty.body), `name="csrf"`) {
 		t.Errorf("an empty value did not show the form again with a note")
 	}
@@ -496,7 +521,7 @@ func TestQueryStringBurnsPrompt(t *testing.T) {
 			req := request{method: method, url: p.URL() + "?value=" + string(secret) + "&action=submit"}
 			if method == "POST" {
 				req.header = postHeaders(p.URL())
-				req.body = formBody(page.Hidden("csrf"), secret, "submit")
+				req.body = answerBody(t, page, secret)
 			}
 			r := send(t, ctx, req)
 			if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "value came in the address") {
@@ -525,7 +550,6 @@ func TestReplayAfterAnswerFails(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	csrf := page.Hidden("csrf")
 	if err := page.Submit(ctx, []byte("first")); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
@@ -538,7 +562,7 @@ func TestReplayAfterAnswerFails(t *testing.T) {
 		t.Fatalf("close: %v", err)
 	}
 	// The same form, posted again, reaches nobody.
-	req, _ := http.NewRequestWithContext(ctx, "POST", p.URL(), bytes.NewReader(formBody(csrf, []byte("second"), "submit")))
+	req, _ := http.NewRequestWithContext(ctx, "POST", p.URL(), bytes.NewReader(answerBody(t, page, []byte("second"))))
 	for k, v := range postHeaders(p.URL()) {
 		req.Header.Set(k, v)
 	}
@@ -609,9 +633,14 @@ func TestCloseBeforeAnswer(t *testing.T) {
 	if err := page.Submit(ctx, []byte("late")); err == nil {
 		t.Errorf("submit after Close succeeded")
 	}
-	if c, err := net.Dial("tcp", hostOf(t, p.URL())); err == nil {
-		_ = c.Close()
-		t.Errorf("the port still accepts connections after Close")
+	// The request ended early: the port stays bound for the rest of the
+	// budget, answering 410, so nobody else can take it.
+	if r := send(t, ctx, request{method: "GET", url: p.URL()}); r.status != http.StatusGone {
+		t.Errorf("after Close the prompt answered %d, want 410", r.status)
+	}
+	if l, err := net.Listen("tcp4", hostOf(t, p.URL())); err == nil {
+		_ = l.Close()
+		t.Errorf("another listener could bind the prompt's port after Close")
 	}
 }
 

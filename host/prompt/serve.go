@@ -7,12 +7,13 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/fillgate/fillgate/host/fill"
 )
 
-// maxBody caps a POST body. The form has three short fields; a value
-// longer than this is no password.
+// maxBody caps a POST body. An answer has three short fields; a value
+// whose encrypted answer is longer than this is no password.
 const maxBody = 16 << 10
 
 // cookieName is the name of the cookie that binds a prompt to the client
@@ -115,12 +116,19 @@ func (p *prompt) serveForm(w http.ResponseWriter, r *http.Request) {
 			// No Secure: the prompt is http on loopback.
 		})
 		p.log.Info("prompt bound to its first client")
-		writeForm(w, http.StatusOK, p.page)
+		p.serveFormPage(w)
 	case bindSame:
-		writeForm(w, http.StatusOK, p.page)
+		p.serveFormPage(w)
 	default:
 		p.burn(w, r, ErrSecondClient, "a second client loaded the form", http.StatusForbidden, pageSecondClient)
 	}
+}
+
+// serveFormPage sends the form page, with the time it has left.
+func (p *prompt) serveFormPage(w http.ResponseWriter) {
+	d := p.page
+	d.ClosesIn = closesIn(p.deadline)
+	writeForm(w, http.StatusOK, d)
 }
 
 // cookieOK reports whether r carries the prompt's binding cookie,
@@ -136,7 +144,9 @@ func (p *prompt) cookieOK(r *http.Request) bool {
 	return ok
 }
 
-// serveAnswer handles the form's POST.
+// serveAnswer handles a POST: the page's script sends its answer, a
+// cancel or its watch this way, and the Cancel form posts here without
+// the script.
 func (p *prompt) serveAnswer(w http.ResponseWriter, r *http.Request) {
 	if o := r.Header.Values("Origin"); len(o) != 1 || o[0] != p.origin {
 		p.refuse(w, r, http.StatusForbidden, "wrong or missing origin")
@@ -167,6 +177,11 @@ func (p *prompt) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, http.StatusBadRequest, "body unreadable")
 		return
 	}
+	if p.isEnded() {
+		// The prompt ended while the body was on its way.
+		p.refusePage(w, r, http.StatusGone, "answered or closed", pageGone)
+		return
+	}
 	f, err := parseForm(buf[:n])
 	if err != nil {
 		p.refuse(w, r, http.StatusBadRequest, "malformed form: "+err.Error())
@@ -176,25 +191,77 @@ func (p *prompt) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, http.StatusForbidden, "wrong or missing csrf token")
 		return
 	}
+	if f.value.ok {
+		// The page never sends the value in the clear; whoever did is not
+		// the page. Nothing of it is read.
+		p.refuse(w, r, http.StatusBadRequest, "a plaintext value was sent; the page sends only an encrypted answer")
+		return
+	}
 	switch action, _ := percentDecode(f.action.b); string(action) {
 	case actionCancel:
 		p.answerWith(w, r, fill.Answer{Cancelled: true}, pageCancelled)
 	case actionSubmit:
-		if len(f.value.b) == 0 {
-			d := p.page
-			d.Message = "Nothing was typed. Type the " + d.Noun + ", or choose Cancel."
-			writeForm(w, http.StatusUnprocessableEntity, d)
-			p.log.Info("prompt refused", "reason", "empty value", "method", r.Method)
-			return
-		}
-		value, err := percentDecode(f.value.b)
-		if err != nil {
-			p.refuse(w, r, http.StatusBadRequest, "malformed form: "+err.Error())
-			return
-		}
-		p.answerWith(w, r, fill.Answer{Value: value}, pageSent)
+		p.serveSubmit(w, r, f.answer)
+	case actionWatch:
+		p.watch(w, r)
 	default:
 		p.refuse(w, r, http.StatusBadRequest, "unknown action")
+	}
+}
+
+// serveSubmit takes the encrypted answer of a submit. One that does not
+// decrypt, or holds no value, leaves the prompt open.
+func (p *prompt) serveSubmit(w http.ResponseWriter, r *http.Request, sealed rawField) {
+	key := p.answerKey()
+	switch {
+	case key == nil:
+		p.refusePage(w, r, http.StatusGone, "answered or closed", pageGone)
+		return
+	case !sealed.ok || len(sealed.b) == 0:
+		p.refuse(w, r, http.StatusBadRequest, "no encrypted answer")
+		return
+	}
+	// base64url needs no percent-decoding; anything else is malformed.
+	plain, err := key.open(sealed.b, p.path, actionSubmit)
+	if err != nil {
+		p.refuse(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	value, err := valueOf(plain)
+	clear(plain)
+	switch {
+	case errors.Is(err, errNoValue):
+		d := p.page
+		d.Message = "Nothing was typed. Type the " + d.Noun + ", or choose Cancel."
+		d.ClosesIn = closesIn(p.deadline)
+		writeForm(w, http.StatusUnprocessableEntity, d)
+		p.log.Info("prompt refused", "reason", "empty value", "method", r.Method)
+		return
+	case err != nil:
+		p.refuse(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	p.answerWith(w, r, fill.Answer{Value: value}, pageSent)
+}
+
+// watch answers the page's watch request: it holds the response open
+// until the prompt has an outcome (or the page goes), then ends it. The
+// page disables itself when its watch ends, whether this process ended it
+// or died.
+func (p *prompt) watch(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	// The server's read and write timeouts bound requests, not this wait.
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	select {
+	case <-p.done:
+		_, _ = io.WriteString(w, "ended\n")
+	case <-r.Context().Done():
 	}
 }
 
@@ -234,7 +301,8 @@ func (p *prompt) answerWith(w http.ResponseWriter, r *http.Request, a fill.Answe
 
 // burn ends the prompt with err (what Wait returns) because of why, and
 // answers with page. A query string that caused it is never parsed or
-// read: whatever it holds is dropped with the request.
+// read: whatever it holds is dropped with the request. Like every end
+// without an answer, it keeps the port until the budget ends.
 func (p *prompt) burn(w http.ResponseWriter, r *http.Request, err error, why string, code int, page doneData) {
 	if !p.settle(nil, err) {
 		p.refusePage(w, r, http.StatusGone, "answered or closed", pageGone)
@@ -245,7 +313,7 @@ func (p *prompt) burn(w http.ResponseWriter, r *http.Request, err error, why str
 	writeDone(w, code, page)
 	_ = http.NewResponseController(w).Flush()
 	p.publish()
-	go p.drain()
+	p.stopWatching(false) // no answer: the port is held until the budget ends
 }
 
 // refuse logs and answers a refused request with a short text.

@@ -51,6 +51,7 @@ type Server struct {
 	conns    map[*conn]bool
 	calls    []Call
 	nextID   int
+	contexts map[string]bool // browser contexts made with Target.createBrowserContext, while they live
 }
 
 // Call is one method the fake received: its name and the target it was
@@ -67,9 +68,12 @@ type Target struct {
 	Type string // "page" or "iframe"
 	Root *Frame
 	// URL is the target's URL as listed (a page's path is part of it).
-	URL    string
-	hidden bool // a background tab: its document is not visible
-	closed bool
+	URL string
+	// Context is the browser context the target was made in ("" for the
+	// default one).
+	Context string
+	hidden  bool // a background tab: its document is not visible
+	closed  bool
 }
 
 // SetHidden makes the page a background tab (its document not visible),
@@ -319,6 +323,18 @@ func (s *Server) CloseTarget(id string) {
 	for _, e := range events {
 		e.send()
 	}
+}
+
+// Contexts lists the browser contexts made over CDP and not yet
+// disposed.
+func (s *Server) Contexts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id := range s.contexts {
+		out = append(out, id)
+	}
+	return out
 }
 
 // Targets lists the targets still open.

@@ -35,7 +35,7 @@ func (s *Server) browserMethod(c *conn, msg *cdproto.Message) (any, []outgoing, 
 		var infos []*target.Info
 		for _, t := range s.targets {
 			if !t.closed {
-				infos = append(infos, &target.Info{TargetID: target.ID(t.ID), Type: t.Type, URL: t.URL, Title: "fake"})
+				infos = append(infos, &target.Info{TargetID: target.ID(t.ID), Type: t.Type, URL: t.URL, Title: "fake", BrowserContextID: cdp.BrowserContextID(t.Context)})
 			}
 		}
 		return target.GetTargetsResult{TargetInfos: infos}, nil, nil
@@ -75,8 +75,35 @@ func (s *Server) browserMethod(c *conn, msg *cdproto.Message) (any, []outgoing, 
 	case target.CommandCreateTarget:
 		var p target.CreateTargetParams
 		_ = jsonv2.Unmarshal(msg.Params, &p)
+		if p.BrowserContextID != "" && !s.contexts[string(p.BrowserContextID)] {
+			return nil, nil, errorf(-32602, "Failed to find browser context with id %s", p.BrowserContextID)
+		}
 		t := s.addPageLocked(p.URL)
+		t.Context = string(p.BrowserContextID)
 		return target.CreateTargetResult{TargetID: target.ID(t.ID)}, nil, nil
+
+	case target.CommandCreateBrowserContext:
+		id := newID()
+		if s.contexts == nil {
+			s.contexts = map[string]bool{}
+		}
+		s.contexts[id] = true
+		return target.CreateBrowserContextResult{BrowserContextID: cdp.BrowserContextID(id)}, nil, nil
+
+	case target.CommandDisposeBrowserContext:
+		var p target.DisposeBrowserContextParams
+		_ = jsonv2.Unmarshal(msg.Params, &p)
+		if !s.contexts[string(p.BrowserContextID)] {
+			return nil, nil, errorf(-32602, "Failed to find context with id %s", p.BrowserContextID)
+		}
+		delete(s.contexts, string(p.BrowserContextID))
+		var out []outgoing
+		for _, t := range s.targets {
+			if t.Context == string(p.BrowserContextID) && !t.closed {
+				out = append(out, s.closeLocked(t.ID)...)
+			}
+		}
+		return nil, out, nil
 
 	case target.CommandCloseTarget:
 		var p target.CloseTargetParams

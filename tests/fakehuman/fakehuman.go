@@ -1,15 +1,19 @@
 // Package fakehuman plays the human at a fillgate prompt page over HTTP,
-// the way a browser would: it loads the page with the headers a browser
-// sends for that navigation (opened directly with Open, or through the
-// system opener's local redirect file with OpenFile), keeps the page's
-// cookies as a browser does, reads the form out of the HTML, and posts it
-// back as the browser would for a press of Enter (Submit) or of the
-// Cancel button. Each opened Page is its own browser: its own cookie jar.
+// the way a browser running the page's script would: it loads the page
+// with the headers a browser sends for that navigation (opened directly
+// with Open, or through the system opener's local redirect file with
+// OpenFile), keeps the page's cookies as a browser does, reads the prompt
+// out of the HTML, and answers as the page's script does for a press of
+// Enter (Submit: the value encrypted to the prompt's key, in Go, from
+// host/PROTOCOL.md) or of Cancel, with the requests its fetch makes. It
+// also honours the page's own deadline. CancelWithoutScript posts the
+// Cancel form as a browser without JavaScript would. Each opened Page is
+// its own browser: its own cookie jar.
 //
 // It talks only to 127.0.0.1. It never logs, prints or returns a value it
-// was given to type, and it zeroes its copy of the request body once the
-// answer has come back (the HTTP transport's own buffers are beyond its
-// reach).
+// was given to type, and it zeroes its copies of it once the answer has
+// gone (the HTTP transport's own buffers are beyond its reach; what they
+// hold is ciphertext).
 package fakehuman
 
 import (
@@ -41,26 +45,31 @@ var (
 	// no form (it is a final page, or a refusal).
 	ErrNoForm = errors.New("fakehuman: the page has no form")
 	// ErrRequired is returned by Submit for an empty value when the field
-	// is required: a browser would not send the form either.
-	ErrRequired = errors.New("fakehuman: the field is required and the value is empty; a browser would not submit")
+	// is required: the page's script does not send it either.
+	ErrRequired = errors.New("fakehuman: the field is required and the value is empty; the page would not send it")
+	// ErrExpired is returned by Submit and Cancel once the page's own
+	// deadline (its data-closes-in) passed: the page disabled itself.
+	ErrExpired = errors.New("fakehuman: the page's deadline passed; it disabled itself and sends nothing")
 )
 
 // maxRedirectFile caps how much of a redirect file OpenFile reads.
 const maxRedirectFile = 64 << 10
 
 // Page is the page the fake human has in front of them: the last response
-// (its status, headers and HTML) and, when it has one, its form, in a
+// (its status, headers and HTML) and, when it has one, its prompt, in a
 // browser of its own (its cookies).
 type Page struct {
-	client *http.Client
-	jar    jar
-	url    *url.URL
-	site   string // Sec-Fetch-Site of the navigation that loaded the page
-	method string // the method of the request that loaded the page
-	status int
-	header http.Header
-	html   []byte
-	form   *form
+	client   *http.Client
+	jar      jar
+	url      *url.URL
+	site     string // Sec-Fetch-Site of the navigation that loaded the page
+	method   string // the method of the request that loaded the page
+	status   int
+	header   http.Header
+	html     []byte
+	form     *form     // the prompt the page shows, or nil
+	loadedAt time.Time // when the prompt was loaded
+	answered bool      // the script sent its answer: the prompt is disabled
 }
 
 // Open loads the prompt page at rawURL as a browser does when the page is
@@ -177,7 +186,7 @@ func (p *Page) get(ctx context.Context, site string, user bool) error {
 		return fmt.Errorf("fakehuman: build GET: %w", err)
 	}
 	setNavigationHeaders(req.Header, site, user)
-	if err := p.do(req, site); err != nil {
+	if err := p.do(req, site, true); err != nil {
 		return err
 	}
 	p.site = site
@@ -205,36 +214,149 @@ func (p *Page) URL() string { return p.url.String() }
 // requests as this browser would.
 func (p *Page) Cookies() []*http.Cookie { return p.jar.send(p.url, false, false) }
 
-// Submit types value into the form's password field and presses Enter:
-// the form goes with its default (first) submit button. The caller keeps
-// value; Submit zeroes its own encoded copy. A non-2xx answer is an error.
-// Either way the answer becomes the current page.
+// Submit types value into the field and presses Enter: as the page's
+// script does, it encrypts {"value": value} to the prompt's key, bound to
+// this prompt and the submit action, and posts only that. The caller
+// keeps value; Submit zeroes its own copies. A non-2xx answer is an
+// error. Either way the page is final afterwards (the script disables
+// it), and the answer's response becomes the current page.
 func (p *Page) Submit(ctx context.Context, value []byte) error {
-	if p.form == nil {
-		return ErrNoForm
+	f, err := p.answerable()
+	if err != nil {
+		return err
 	}
-	if len(value) == 0 && p.form.secretRequired {
+	if len(value) == 0 && f.secretRequired {
 		return ErrRequired
 	}
-	return p.post(ctx, value, p.form.submit)
+	sealed, err := sealValue(f, value)
+	if err != nil {
+		return err
+	}
+	return p.fetch(ctx, field{"action", "submit"}, field{"answer", sealed})
 }
 
-// Cancel presses the form's Cancel button (the one marked formnovalidate)
-// with nothing typed.
+// SubmitBody is the body Submit would post for value (csrf, action and
+// the encrypted answer), for tests that build their own requests. It
+// holds no plaintext.
+func (p *Page) SubmitBody(value []byte) ([]byte, error) {
+	if p.form == nil {
+		return nil, ErrNoForm
+	}
+	sealed, err := sealValue(p.form, value)
+	if err != nil {
+		return nil, err
+	}
+	return encodeFields(field{"csrf", p.form.csrf()}, field{"action", "submit"}, field{"answer", sealed}), nil
+}
+
+// sealValue is the encrypted answer of a submit of value to f.
+func sealValue(f *form, value []byte) (string, error) {
+	plain := submitPayload(value)
+	defer clear(plain)
+	return seal(f.key, f.path, "submit", plain)
+}
+
+// Cancel presses Cancel with nothing typed, with the page's script
+// running: it posts the cancel itself.
 func (p *Page) Cancel(ctx context.Context) error {
 	return p.CancelTyped(ctx, nil)
 }
 
-// CancelTyped is Cancel after typing typed into the field: a browser sends
-// the field's contents with any button, Cancel included.
+// CancelTyped is Cancel after typing typed into the field. The field is
+// in no form, so nothing typed goes with a cancel: typed is never sent.
 func (p *Page) CancelTyped(ctx context.Context, typed []byte) error {
-	if p.form == nil {
-		return ErrNoForm
+	if _, err := p.answerable(); err != nil {
+		return err
 	}
-	if !p.form.hasCancel {
-		return errors.New("fakehuman: the form has no button marked formnovalidate to cancel with")
+	return p.fetch(ctx, field{"action", "cancel"})
+}
+
+// CancelWithoutScript presses Cancel in a browser without JavaScript: the
+// Cancel form is posted as a navigation, and its answer becomes the
+// current page.
+func (p *Page) CancelWithoutScript(ctx context.Context) error {
+	f, err := p.answerable()
+	if err != nil {
+		return err
 	}
-	return p.post(ctx, typed, p.form.cancel)
+	if err := checkLoopback(f.cancelAction); err != nil {
+		return err
+	}
+	fields := append([]field(nil), f.hidden...)
+	if f.cancel.name != "" {
+		fields = append(fields, f.cancel)
+	}
+	body := encodeFields(fields...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.cancelAction.String(), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("fakehuman: build POST: %w", err)
+	}
+	site := p.siteOf(f.cancelAction)
+	setNavigationHeaders(req.Header, site, true)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", requestOrigin(p.url, p.header))
+	req.Header.Set("Cache-Control", "max-age=0")
+	if err := p.do(req, site, true); err != nil {
+		return err
+	}
+	p.url, p.site = f.cancelAction, site
+	if p.status < 200 || p.status > 299 {
+		return fmt.Errorf("fakehuman: POST answered %d %s", p.status, http.StatusText(p.status))
+	}
+	return nil
+}
+
+// answerable is the page's prompt while it still takes an answer.
+func (p *Page) answerable() (*form, error) {
+	switch f := p.form; {
+	case f == nil || p.answered:
+		return nil, ErrNoForm
+	case f.closesIn >= 0 && time.Since(p.loadedAt) >= f.closesIn:
+		return nil, ErrExpired
+	default:
+		return f, nil
+	}
+}
+
+// fetch posts what the page's script posts: the csrf token and fields, as
+// URLSearchParams, with the headers a browser's fetch() sends. The page
+// is final afterwards; the response is kept as the current page.
+func (p *Page) fetch(ctx context.Context, fields ...field) error {
+	f := p.form
+	if err := checkLoopback(f.action); err != nil {
+		return err
+	}
+	body := encodeFields(append([]field{{"csrf", f.csrf()}}, fields...)...)
+	defer clear(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.action.String(), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("fakehuman: build POST: %w", err)
+	}
+	site := p.siteOf(f.action)
+	h := req.Header
+	h.Set("User-Agent", userAgent)
+	h.Set("Accept", "*/*")
+	h.Set("Content-Type", "application/x-www-form-urlencoded;charset=UTF-8")
+	h.Set("Origin", requestOrigin(p.url, p.header))
+	h.Set("Sec-Fetch-Site", site)
+	h.Set("Sec-Fetch-Mode", "cors")
+	h.Set("Sec-Fetch-Dest", "empty")
+	p.answered = true
+	if err := p.do(req, site, false); err != nil {
+		return err
+	}
+	if p.status < 200 || p.status > 299 {
+		return fmt.Errorf("fakehuman: POST answered %d %s", p.status, http.StatusText(p.status))
+	}
+	return nil
+}
+
+// siteOf is the Sec-Fetch-Site of a request from the page to u.
+func (p *Page) siteOf(u *url.URL) string {
+	if sameOrigin(u, p.url) {
+		return "same-origin"
+	}
+	return "cross-site"
 }
 
 // HTML is the current page's markup.
@@ -246,11 +368,22 @@ func (p *Page) StatusCode() int { return p.status }
 // Header is the current page's response headers.
 func (p *Page) Header() http.Header { return p.header }
 
-// HasForm reports whether the current page holds a form to answer.
-func (p *Page) HasForm() bool { return p.form != nil }
+// HasForm reports whether the current page holds a prompt that still
+// takes an answer.
+func (p *Page) HasForm() bool { return p.form != nil && !p.answered }
 
-// Hidden is the value of the form's hidden field name ("" if none), e.g.
-// the CSRF token, for tests that build their own requests.
+// ClosesIn is how long the page stays answerable from when it was
+// loaded, as it says (negative: no limit).
+func (p *Page) ClosesIn() time.Duration {
+	if p.form == nil {
+		return 0
+	}
+	return p.form.closesIn
+}
+
+// Hidden is the value of the Cancel form's hidden field name ("" if
+// none), e.g. the CSRF token, for tests that build their own requests.
+// It stays readable after the page answered.
 func (p *Page) Hidden(name string) string {
 	if p.form == nil {
 		return ""
@@ -263,7 +396,8 @@ func (p *Page) Hidden(name string) string {
 	return ""
 }
 
-// Action is the absolute URL the form posts to ("" without a form).
+// Action is the absolute URL the page's script posts its answers to (""
+// without a prompt). It stays readable after the page answered.
 func (p *Page) Action() string {
 	if p.form == nil {
 		return ""
@@ -271,42 +405,12 @@ func (p *Page) Action() string {
 	return p.form.action.String()
 }
 
-// post sends the form as a browser would with submitter pressed and typed
-// in the password field.
-func (p *Page) post(ctx context.Context, typed []byte, submitter field) error {
-	f := p.form
-	if err := checkLoopback(f.action); err != nil {
-		return err
-	}
-	body := f.encode(typed, submitter)
-	defer clear(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.action.String(), bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("fakehuman: build POST: %w", err)
-	}
-	site := "cross-site"
-	if sameOrigin(f.action, p.url) {
-		site = "same-origin"
-	}
-	setNavigationHeaders(req.Header, site, true)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", requestOrigin(p.url, p.header))
-	req.Header.Set("Cache-Control", "max-age=0")
-	if err := p.do(req, site); err != nil {
-		return err
-	}
-	p.url, p.site = f.action, site
-	if p.status < 200 || p.status > 299 {
-		return fmt.Errorf("fakehuman: POST answered %d %s", p.status, http.StatusText(p.status))
-	}
-	return nil
-}
-
-// do sends req, a navigation marked site, with the cookies a browser
-// would send, keeps the cookies the answer sets, and makes the answer the
-// current page.
-func (p *Page) do(req *http.Request, site string) error {
-	for _, c := range p.jar.send(req.URL, site == "cross-site" || site == "same-site", req.Method == http.MethodGet) {
+// do sends req, marked site, with the cookies a browser would send,
+// keeps the cookies the answer sets, and makes the answer the current
+// page; nav says req is a navigation, whose answer the browser shows (and
+// whose prompt, if any, it reads); the script's fetches are not.
+func (p *Page) do(req *http.Request, site string, nav bool) error {
+	for _, c := range p.jar.send(req.URL, site == "cross-site" || site == "same-site", nav && req.Method == http.MethodGet) {
 		req.AddCookie(c)
 	}
 	resp, err := p.client.Do(req)
@@ -315,16 +419,19 @@ func (p *Page) do(req *http.Request, site string) error {
 	}
 	defer func() { _ = resp.Body.Close() }()
 	p.jar.store(req.URL, resp)
-	p.method = req.Method
 	html, err := io.ReadAll(io.LimitReader(resp.Body, maxPage))
 	if err != nil {
 		return fmt.Errorf("fakehuman: read %s answer: %w", req.Method, err)
 	}
-	p.status, p.header, p.html, p.form = resp.StatusCode, resp.Header, html, nil
+	p.status, p.header, p.html = resp.StatusCode, resp.Header, html
+	if !nav {
+		return nil // the script's fetch: the page stays, disabled
+	}
+	p.method, p.form, p.answered, p.loadedAt = req.Method, nil, false, time.Now()
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		f, err := parseForm(html, req.URL)
 		if err != nil {
-			return fmt.Errorf("fakehuman: read the form: %w", err)
+			return fmt.Errorf("fakehuman: read the prompt: %w", err)
 		}
 		p.form = f
 	}
@@ -381,10 +488,10 @@ func sameOrigin(a, b *url.URL) bool {
 	return a.Scheme == b.Scheme && a.Host == b.Host
 }
 
-// requestOrigin is the Origin header a browser sends with a form POST from
-// the page at u served with header: the page's origin, or "null" when the
-// page's Referrer-Policy is no-referrer (as the Fetch standard says and
-// Chromium does).
+// requestOrigin is the Origin header a browser sends with a POST (a form's
+// or a fetch's) from the page at u served with header: the page's origin,
+// or "null" when the page's Referrer-Policy is no-referrer (as the Fetch
+// standard says and Chromium does).
 func requestOrigin(u *url.URL, header http.Header) string {
 	if referrerPolicy(header) == "no-referrer" {
 		return "null"

@@ -3,6 +3,14 @@ package fakehuman
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/ecdh"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -16,50 +24,103 @@ import (
 	"time"
 )
 
-// formPage is a minimal prompt-like page.
-const formPage = `<!doctype html><title>t</title>
-<form method="post" action="/answer">
-<input type="hidden" name="csrf" value="tok+en/=">
-<input type="password" name="value" required>
-<button type="submit" name="action" value="submit">Send</button>
-<button type="submit" name="action" value="cancel" formnovalidate>Cancel</button>
-</form>`
+// testKey is the prompt key of the fake pages.
+var testKey = func() *ecdh.PrivateKey {
+	k, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
-// seen is what the test server received with one POST.
+// promptPage is a minimal prompt-like page: the field outside any form,
+// the data the page's script encrypts to, and the Cancel form. closesIn
+// is its data-closes-in.
+func promptPage(action, closesIn string) string {
+	return `<!doctype html><title>t</title>
+<div id="answer" hidden data-key="` + base64.RawURLEncoding.EncodeToString(testKey.PublicKey().Bytes()) +
+		`" data-path="` + action + `" data-closes-in="` + closesIn + `">
+<input id="value" class="secret" type="text" required>
+</div>
+<form id="cancelform" method="post" action="` + action + `">
+<input type="hidden" name="csrf" value="tok+en/=">
+<button id="send" type="button">Send</button>
+<button id="cancel" type="submit" name="action" value="cancel">Cancel</button>
+</form>`
+}
+
+// formPage is the prompt page answering to /answer, with no deadline.
+var formPage = promptPage("/answer", "")
+
+// openAnswer decrypts an answer as the protocol says (the test's own
+// reading of host/PROTOCOL.md) and returns the value in its payload.
+func openAnswer(t *testing.T, sealed, path, action string) []byte {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(sealed)
+	if err != nil || len(raw) < 60 {
+		t.Fatalf("the answer is not base64url of at least 60 bytes")
+	}
+	peer, err := ecdh.X25519().NewPublicKey(raw[:32])
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := testKey.ECDH(peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := "fillgate-prompt-v1 " + path + " " + action
+	key, err := hkdf.Key(sha256.New, shared, append(testKey.PublicKey().Bytes(), raw[:32]...), info, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := aes.NewCipher(key)
+	gcm, _ := cipher.NewGCM(block)
+	plain, err := gcm.Open(nil, raw[32:44], raw[44:], []byte(info))
+	if err != nil {
+		t.Fatalf("the answer does not decrypt: %v", err)
+	}
+	var p struct {
+		Value []byte `json:"value"`
+	}
+	if err := json.Unmarshal(plain, &p); err != nil {
+		t.Fatalf("the payload is not {\"value\": base64}")
+	}
+	return p.Value
+}
+
+// seen is what the test server received with one request.
 type seen struct {
+	method string
 	header http.Header
 	body   []byte
 }
 
-// server serves page at every GET and records every POST, answering it
-// with a small final page.
+// server serves page at every GET and records every request, answering a
+// POST with a small final page.
 func server(t *testing.T, page string, header map[string]string) (*httptest.Server, func() []seen) {
 	t.Helper()
 	var mu sync.Mutex
-	var posts []seen
+	var reqs []seen
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range header {
 			w.Header().Set(k, v)
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		reqs = append(reqs, seen{r.Method, r.Header.Clone(), body})
+		mu.Unlock()
 		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			mu.Lock()
-			posts = append(posts, seen{r.Header.Clone(), body})
-			mu.Unlock()
 			_, _ = io.WriteString(w, "<p>Sent.</p>")
 			return
 		}
-		mu.Lock()
-		posts = append(posts, seen{r.Header.Clone(), nil})
-		mu.Unlock()
 		_, _ = io.WriteString(w, page)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() []seen {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]seen(nil), posts...)
+		return append([]seen(nil), reqs...)
 	}
 }
 
@@ -70,22 +131,25 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-func TestOpenAndSubmitLikeABrowser(t *testing.T) {
+func TestOpenAndSubmitLikeThePagesScript(t *testing.T) {
 	ctx := ctxFor(t)
 	srv, got := server(t, formPage, map[string]string{"Referrer-Policy": "same-origin"})
 	p, err := Open(ctx, srv.URL+"/nonce")
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	if p.Hidden("csrf") != "tok+en/=" || p.Action() != srv.URL+"/answer" {
-		t.Errorf("form read as csrf=%q action=%q", p.Hidden("csrf"), p.Action())
+	if p.Hidden("csrf") != "tok+en/=" || p.Action() != srv.URL+"/answer" || p.ClosesIn() >= 0 {
+		t.Errorf("prompt read as csrf=%q action=%q closes in %v", p.Hidden("csrf"), p.Action(), p.ClosesIn())
 	}
 	value := []byte("p a+s%s&=ü")
 	if err := p.Submit(ctx, value); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
 	if p.HasForm() || !strings.Contains(p.HTML(), "Sent.") {
-		t.Errorf("the answer did not become the current page")
+		t.Errorf("the page still takes an answer, or the answer's response is not kept")
+	}
+	if p.Action() != srv.URL+"/answer" || p.Hidden("csrf") == "" {
+		t.Errorf("the page's prompt data went with the answer")
 	}
 	reqs := got()
 	if len(reqs) != 2 {
@@ -97,42 +161,85 @@ func TestOpenAndSubmitLikeABrowser(t *testing.T) {
 			t.Errorf("GET %s = %q, want %q", k, get.Get(k), want)
 		}
 	}
+	// What a browser's fetch() sends for the script's URLSearchParams body.
 	for k, want := range map[string]string{
 		"Sec-Fetch-Site": "same-origin",
+		"Sec-Fetch-Mode": "cors",
+		"Sec-Fetch-Dest": "empty",
+		"Sec-Fetch-User": "",
 		"Origin":         srv.URL,
-		"Content-Type":   "application/x-www-form-urlencoded",
+		"Content-Type":   "application/x-www-form-urlencoded;charset=UTF-8",
 	} {
 		if post.header.Get(k) != want {
 			t.Errorf("POST %s = %q, want %q", k, post.header.Get(k), want)
 		}
 	}
-	// The body is what a browser sends: tree order, the default button.
-	want := "csrf=tok%2Ben%2F%3D&value=p+a%2Bs%25s%26%3D%C3%BC&action=submit"
-	if !bytes.Equal(post.body, []byte(want)) {
-		t.Errorf("POST body differed from the browser's encoding")
-	}
 	form, err := url.ParseQuery(string(post.body))
-	if err != nil || form.Get("value") != string(value) {
-		t.Errorf("value differed after a round trip through net/url")
+	if err != nil || form.Get("csrf") != "tok+en/=" || form.Get("action") != "submit" || form.Has("value") {
+		t.Fatalf("POST body is not csrf, action=submit and the answer alone")
+	}
+	if !strings.HasPrefix(string(post.body), "csrf=tok%2Ben%2F%3D&action=submit&answer=") {
+		t.Errorf("POST body is not in the script's order")
+	}
+	if bytes.Contains(post.body, value) || bytes.Contains(post.body, []byte(url.QueryEscape(string(value)))) {
+		t.Errorf("the value went in the clear")
+	}
+	if got := openAnswer(t, form.Get("answer"), "/answer", "submit"); !bytes.Equal(got, value) {
+		t.Errorf("value differed after decryption")
+	}
+	if err := p.Submit(ctx, value); !errors.Is(err, ErrNoForm) {
+		t.Errorf("a second submit from an answered page: %v, want ErrNoForm", err)
 	}
 }
 
-func TestCancelSendsCancelButton(t *testing.T) {
+func TestCancelSendsNoValue(t *testing.T) {
 	ctx := ctxFor(t)
 	srv, got := server(t, formPage, nil)
 	p, err := Open(ctx, srv.URL+"/nonce")
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	if err := p.Cancel(ctx); err != nil {
+	if err := p.CancelTyped(ctx, []byte("typed-but-cancelled")); err != nil {
 		t.Fatalf("cancel: %v", err)
 	}
 	reqs := got()
-	if body := string(reqs[len(reqs)-1].body); body != "csrf=tok%2Ben%2F%3D&value=&action=cancel" {
+	last := reqs[len(reqs)-1]
+	if body := string(last.body); body != "csrf=tok%2Ben%2F%3D&action=cancel" {
 		t.Errorf("cancel body %q", body)
 	}
+	if last.header.Get("Sec-Fetch-Mode") != "cors" {
+		t.Errorf("the script's cancel is not a fetch")
+	}
 	if err := p.Cancel(ctx); !errors.Is(err, ErrNoForm) {
-		t.Errorf("cancel on a final page: %v, want ErrNoForm", err)
+		t.Errorf("cancel on an answered page: %v, want ErrNoForm", err)
+	}
+}
+
+func TestCancelWithoutScriptPostsTheCancelForm(t *testing.T) {
+	ctx := ctxFor(t)
+	srv, got := server(t, formPage, map[string]string{"Referrer-Policy": "same-origin"})
+	p, err := Open(ctx, srv.URL+"/nonce")
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := p.CancelWithoutScript(ctx); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	last := got()[1]
+	if body := string(last.body); body != "csrf=tok%2Ben%2F%3D&action=cancel" {
+		t.Errorf("cancel body %q", body)
+	}
+	for k, want := range map[string]string{"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document", "Sec-Fetch-User": "?1",
+		"Content-Type": "application/x-www-form-urlencoded", "Origin": srv.URL} {
+		if last.header.Get(k) != want {
+			t.Errorf("POST %s = %q, want %q", k, last.header.Get(k), want)
+		}
+	}
+	if p.HasForm() || !strings.Contains(p.HTML(), "Sent.") {
+		t.Errorf("the form's answer did not become the page")
+	}
+	if err := p.Reload(ctx); err == nil {
+		t.Errorf("a page that came from a form POST was reloaded without asking")
 	}
 }
 
@@ -145,6 +252,24 @@ func TestEmptyRequiredValueIsNotSent(t *testing.T) {
 	}
 	if err := p.Submit(ctx, nil); !errors.Is(err, ErrRequired) {
 		t.Errorf("submit of nothing: %v, want ErrRequired", err)
+	}
+	if n := len(got()); n != 1 {
+		t.Errorf("server saw %d requests, want only the GET", n)
+	}
+}
+
+func TestPageDeadlineDisablesIt(t *testing.T) {
+	ctx := ctxFor(t)
+	srv, got := server(t, promptPage("/answer", "0"), nil)
+	p, err := Open(ctx, srv.URL+"/nonce")
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := p.Submit(ctx, []byte("late")); !errors.Is(err, ErrExpired) {
+		t.Errorf("submit after the page's deadline: %v, want ErrExpired", err)
+	}
+	if err := p.Cancel(ctx); !errors.Is(err, ErrExpired) {
+		t.Errorf("cancel after the page's deadline: %v, want ErrExpired", err)
 	}
 	if n := len(got()); n != 1 {
 		t.Errorf("server saw %d requests, want only the GET", n)
@@ -192,27 +317,34 @@ func TestOpenRefusesNonLoopbackAndBadPages(t *testing.T) {
 			t.Errorf("Open(%s) succeeded", u)
 		}
 	}
+	key := base64.RawURLEncoding.EncodeToString(testKey.PublicKey().Bytes())
 	for name, page := range map[string]string{
-		"no form":        "<p>hi</p>",
-		"get form":       `<form method="get"><input type="password" name="v"><button>Go</button></form>`,
-		"no password":    `<form method="post"><input name="v"><button>Go</button></form>`,
-		"two passwords":  `<form method="post"><input type="password" name="a"><input type="password" name="b"><button>Go</button></form>`,
-		"no button":      `<form method="post"><input type="password" name="v"></form>`,
-		"unnamed secret": `<form method="post"><input type="password"><button>Go</button></form>`,
+		"no prompt":       "<p>hi</p>",
+		"no path":         strings.Replace(formPage, `data-path="/answer"`, `data-path=""`, 1),
+		"short key":       strings.Replace(formPage, key, key[:20], 1),
+		"bad closes-in":   promptPage("/answer", "soon"),
+		"no field":        strings.Replace(formPage, `id="value"`, `id="other"`, 1),
+		"field in a form": `<form method="post">` + formPage + `</form>`,
+		"no cancel form":  formPage[:strings.Index(formPage, "<form")],
+		"no csrf":         strings.Replace(formPage, `name="csrf"`, `name="other"`, 1),
+		"get cancel form": strings.Replace(formPage, `method="post"`, `method="get"`, 1),
 	} {
 		srv, _ := server(t, page, nil)
 		if _, err := Open(ctx, srv.URL+"/"); err == nil {
 			t.Errorf("%s: Open succeeded", name)
 		}
 	}
-	// A form that posts off loopback is refused before anything is sent.
-	srv, got := server(t, strings.Replace(formPage, `action="/answer"`, `action="http://example.com/steal"`, 1), nil)
+	// A page that posts off loopback is refused before anything is sent.
+	srv, got := server(t, promptPage("//example.com/steal", ""), nil)
 	p, err := Open(ctx, srv.URL+"/")
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
 	if err := p.Submit(ctx, []byte("x")); err == nil {
 		t.Errorf("submit to a non-loopback action succeeded")
+	}
+	if err := p.CancelWithoutScript(ctx); err == nil {
+		t.Errorf("a Cancel form posting off loopback was sent")
 	}
 	if n := len(got()); n != 1 {
 		t.Errorf("server saw %d requests, want only the GET", n)
@@ -256,7 +388,7 @@ func cookieServer(t *testing.T, setCookies ...string) (*httptest.Server, func() 
 	first := true
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		reqs = append(reqs, seen{header: r.Header.Clone()})
+		reqs = append(reqs, seen{method: r.Method, header: r.Header.Clone()})
 		set := first && r.Method == http.MethodGet
 		first = false
 		mu.Unlock()
@@ -271,7 +403,7 @@ func cookieServer(t *testing.T, setCookies ...string) (*httptest.Server, func() 
 			_, _ = io.WriteString(w, "<p>Sent.</p>")
 			return
 		}
-		_, _ = io.WriteString(w, strings.Replace(formPage, `action="/answer"`, `action="/nonce"`, 1))
+		_, _ = io.WriteString(w, promptPage("/nonce", ""))
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() []seen {
@@ -311,14 +443,16 @@ func TestCookiesGoBackOnPostAndReload(t *testing.T) {
 	if err := p.Submit(ctx, []byte("x")); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	if err := p.Reload(ctx); err == nil {
-		t.Errorf("a page that came from a POST was reloaded without asking")
+	// The answer was a fetch: the page is still the one the GET loaded,
+	// and a reload loads it again.
+	if err := p.Reload(ctx); err != nil {
+		t.Errorf("reload after the script's answer: %v", err)
 	}
 	reqs := got()
-	if len(reqs) != 3 {
-		t.Fatalf("server saw %d requests, want GET, reload, POST", len(reqs))
+	if len(reqs) != 4 {
+		t.Fatalf("server saw %d requests, want GET, reload, POST, reload", len(reqs))
 	}
-	for i, want := range []string{"", "bind=b1", "bind=b1"} {
+	for i, want := range []string{"", "bind=b1", "bind=b1", "bind=b1"} {
 		if c := reqs[i].header.Get("Cookie"); c != want {
 			t.Errorf("request %d carried Cookie %q, want %q", i, c, want)
 		}
@@ -359,18 +493,18 @@ func TestOpenFileFollowsTheMetaRefreshCrossSite(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("server saw %d requests, want GET, reload, POST", len(reqs))
 	}
-	for i, want := range []struct{ site, user, cookie string }{
-		{"cross-site", "", ""},
-		{"cross-site", "?1", "lax=l1"},
-		{"same-origin", "?1", "lax=l1; strict=s1"},
+	for i, want := range []struct{ site, user, cookie, mode, dest string }{
+		{"cross-site", "", "", "navigate", "document"},
+		{"cross-site", "?1", "lax=l1", "navigate", "document"},
+		{"same-origin", "", "lax=l1; strict=s1", "cors", "empty"}, // the script's fetch
 	} {
 		h := reqs[i].header
 		if h.Get("Sec-Fetch-Site") != want.site || h.Get("Sec-Fetch-User") != want.user || h.Get("Cookie") != want.cookie {
 			t.Errorf("request %d: site %q user %q cookie %q, want %+v", i,
 				h.Get("Sec-Fetch-Site"), h.Get("Sec-Fetch-User"), h.Get("Cookie"), want)
 		}
-		if h.Get("Sec-Fetch-Mode") != "navigate" || h.Get("Sec-Fetch-Dest") != "document" {
-			t.Errorf("request %d is not a document navigation", i)
+		if h.Get("Sec-Fetch-Mode") != want.mode || h.Get("Sec-Fetch-Dest") != want.dest {
+			t.Errorf("request %d: mode %q dest %q, want %s %s", i, h.Get("Sec-Fetch-Mode"), h.Get("Sec-Fetch-Dest"), want.mode, want.dest)
 		}
 	}
 }

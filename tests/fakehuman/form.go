@@ -2,10 +2,13 @@ package fakehuman
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -17,70 +20,115 @@ type field struct {
 	name, value string
 }
 
-// form is the one form of a prompt page as a browser sees it.
+// form is a prompt page as its script sees it: the field the human types
+// into (outside any form), the data the script encrypts to, and the
+// Cancel form, which also works without the script.
 type form struct {
-	action         *url.URL
-	hidden         []field // hidden inputs, in tree order
-	secret         string  // the name of the password input
+	action         *url.URL      // where the script posts: the page's data-path
+	path           string        // data-path as written: the encryption binds to it
+	key            []byte        // the prompt's X25519 public key (data-key)
+	closesIn       time.Duration // data-closes-in; negative for no limit
 	secretRequired bool
-	submit         field // the default button: the first submit button
-	cancel         field // the first submit button marked formnovalidate
-	hasCancel      bool
+
+	cancelAction *url.URL // the Cancel form's action
+	hidden       []field  // the Cancel form's hidden inputs, in tree order
+	cancel       field    // the Cancel form's submit button
 }
 
-// parseForm finds the page's form. A page without a form gives nil; a
-// form the fake human could not answer the way a browser would (not POST,
-// no password input or more than one, no submit button) is an error.
+// parseForm reads the prompt out of page. A page without one (a final
+// page, a refusal) gives nil; a page that has one the fake human could not
+// answer the way the page's script does is an error.
 func parseForm(page []byte, base *url.URL) (*form, error) {
 	doc, err := html.Parse(bytes.NewReader(page))
 	if err != nil {
 		return nil, fmt.Errorf("parse html: %w", err)
 	}
-	fn := find(doc, func(n *html.Node) bool { return n.DataAtom == atom.Form })
-	if fn == nil {
+	box := find(doc, func(n *html.Node) bool { return attr(n, "id") == "answer" })
+	if box == nil {
 		return nil, nil
 	}
+	f := &form{path: attr(box, "data-path"), closesIn: -1}
+	if f.path == "" || !strings.HasPrefix(f.path, "/") {
+		return nil, errors.New("the prompt names no path to answer to")
+	}
+	if f.action, err = base.Parse(f.path); err != nil {
+		return nil, fmt.Errorf("the prompt's path: %w", err)
+	}
+	key, err := base64.RawURLEncoding.DecodeString(attr(box, "data-key"))
+	if err != nil || len(key) != 32 {
+		return nil, errors.New("the prompt's key is not 32 bytes of base64url")
+	}
+	f.key = key
+	if s := attr(box, "data-closes-in"); s != "" {
+		ms, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || ms < 0 {
+			return nil, fmt.Errorf("the prompt's data-closes-in %q is not a number of milliseconds", s)
+		}
+		f.closesIn = time.Duration(ms) * time.Millisecond
+	}
+	secret := find(box, func(n *html.Node) bool { return n.DataAtom == atom.Input && attr(n, "id") == "value" })
+	if secret == nil {
+		return nil, errors.New("the prompt has no field to type into")
+	}
+	if t := strings.ToLower(attr(secret, "type")); t != "text" && t != "password" {
+		return nil, fmt.Errorf("the prompt's field has type %q", t)
+	}
+	if find(doc, func(n *html.Node) bool { return n.DataAtom == atom.Form && contains(n, secret) }) != nil {
+		return nil, errors.New("the prompt's field is inside a form, where a browser would remember it")
+	}
+	f.secretRequired = hasAttr(secret, "required")
+	if err := f.readCancelForm(doc, base); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// readCancelForm reads the form Cancel posts without the script.
+func (f *form) readCancelForm(doc *html.Node, base *url.URL) error {
+	fn := find(doc, func(n *html.Node) bool { return n.DataAtom == atom.Form })
+	if fn == nil {
+		return errors.New("the prompt has no Cancel form")
+	}
 	if m := strings.ToLower(attr(fn, "method")); m != "post" {
-		return nil, fmt.Errorf("form method %q: want post", m)
+		return fmt.Errorf("the Cancel form's method is %q: want post", m)
 	}
 	action, err := base.Parse(attr(fn, "action"))
 	if err != nil {
-		return nil, fmt.Errorf("form action: %w", err)
+		return fmt.Errorf("the Cancel form's action: %w", err)
 	}
 	action.Fragment = ""
-	f := &form{action: action}
-	secrets, buttons := 0, 0
+	f.cancelAction = action
+	buttons := 0
 	for n := range fn.Descendants() {
-		if n.Type != html.ElementNode {
-			continue
-		}
-		name := attr(n, "name")
 		switch {
+		case n.Type != html.ElementNode:
 		case n.DataAtom == atom.Input && strings.EqualFold(attr(n, "type"), "hidden"):
-			f.hidden = append(f.hidden, field{name, attr(n, "value")})
-		case n.DataAtom == atom.Input && strings.EqualFold(attr(n, "type"), "password"):
-			secrets++
-			f.secret, f.secretRequired = name, hasAttr(n, "required")
+			f.hidden = append(f.hidden, field{attr(n, "name"), attr(n, "value")})
 		case isSubmitButton(n):
-			b := field{name, attr(n, "value")}
 			if buttons == 0 {
-				f.submit = b
+				f.cancel = field{attr(n, "name"), attr(n, "value")}
 			}
 			buttons++
-			if hasAttr(n, "formnovalidate") && !f.hasCancel {
-				f.cancel, f.hasCancel = b, true
-			}
 		}
 	}
-	switch {
-	case secrets != 1:
-		return nil, fmt.Errorf("the form has %d password inputs: want 1", secrets)
-	case f.secret == "":
-		return nil, errors.New("the password input has no name")
-	case buttons == 0:
-		return nil, errors.New("the form has no submit button")
+	if buttons == 0 {
+		return errors.New("the Cancel form has no submit button")
 	}
-	return f, nil
+	if f.csrf() == "" {
+		return errors.New("the Cancel form holds no csrf token")
+	}
+	return nil
+}
+
+// csrf is the token the page's script sends with every post: the Cancel
+// form's hidden csrf input.
+func (f *form) csrf() string {
+	for _, h := range f.hidden {
+		if h.name == "csrf" {
+			return h.value
+		}
+	}
+	return ""
 }
 
 // isSubmitButton reports whether n submits its form: a <button> of type
@@ -96,33 +144,19 @@ func isSubmitButton(n *html.Node) bool {
 	return false
 }
 
-// encode builds the body a browser sends when submitter is pressed with
-// typed in the password field: every named hidden input, the password
-// input, then the submitter, in application/x-www-form-urlencoded. The
-// caller zeroes the result.
-func (f *form) encode(typed []byte, submitter field) []byte {
-	n := 0
-	for _, h := range f.hidden {
-		n += 3*(len(h.name)+len(h.value)) + 2
-	}
-	n += 3*(len(f.secret)+len(typed)+len(submitter.name)+len(submitter.value)) + 4
-	out := make([]byte, 0, n) // big enough that appends never copy the value
-	add := func(name string, value []byte) {
+// encodeFields builds an application/x-www-form-urlencoded body of
+// fields, in order, as the URL standard's serializer (and so both a form
+// and URLSearchParams) does. The caller zeroes the result when it may
+// hold a secret.
+func encodeFields(fields ...field) []byte {
+	var out []byte
+	for _, f := range fields {
 		if len(out) > 0 {
 			out = append(out, '&')
 		}
-		out = appendEncoded(out, []byte(name))
+		out = appendEncoded(out, []byte(f.name))
 		out = append(out, '=')
-		out = appendEncoded(out, value)
-	}
-	for _, h := range f.hidden {
-		if h.name != "" {
-			add(h.name, []byte(h.value))
-		}
-	}
-	add(f.secret, typed)
-	if submitter.name != "" {
-		add(submitter.name, []byte(submitter.value))
+		out = appendEncoded(out, []byte(f.value))
 	}
 	return out
 }
@@ -154,6 +188,16 @@ func find(n *html.Node, match func(*html.Node) bool) *html.Node {
 		}
 	}
 	return nil
+}
+
+// contains reports whether d is below n.
+func contains(n, d *html.Node) bool {
+	for p := d.Parent; p != nil; p = p.Parent {
+		if p == n {
+			return true
+		}
+	}
+	return false
 }
 
 // attr is n's attribute key, or "".

@@ -440,6 +440,12 @@ func looksAway() human {
 	}
 }
 
+// neverLooks is nobody at the browser: the prompt window opens and its
+// page is never loaded.
+func neverLooks() human {
+	return func(context.Context, *rig, prompted) error { return nil }
+}
+
 // then runs each step in turn, stopping at the first error.
 func then(steps ...human) human {
 	return func(ctx context.Context, r *rig, at prompted) error {

@@ -17,7 +17,7 @@ import (
 
 func TestCooldownAfterNoResponse(t *testing.T) {
 	r := newRig(t, setup{page: loginPage("https://github.com")})
-	r.behave(looksAway())
+	r.behave(neverLooks())
 	first := r.fill("github.com", "--timeout", "1s")
 	r.expect(first, fill.StatusNoResponse, "nobody answered the prompt")
 	if first.res.Fallback == "" {
@@ -50,6 +50,23 @@ func TestCooldownAfterNoResponse(t *testing.T) {
 	third := r.fill("gitlab.com")
 	r.expect(third, fill.StatusOK, "inserted")
 	r.expectInserted(r.secret)
+}
+
+// TestNoResponseToAPromptSeenDoesNotCoolDown: the human loaded the
+// prompt and let it run out. That never counts against the agent: it may
+// ask again at once, and gets a prompt.
+func TestNoResponseToAPromptSeenDoesNotCoolDown(t *testing.T) {
+	r := newRig(t, setup{page: loginPage("https://github.com")})
+	r.behave(looksAway())
+	first := r.fill("github.com", "--timeout", "1s")
+	r.expect(first, fill.StatusNoResponse, "nobody answered the prompt")
+	r.behave(answers(r.secret))
+	second := r.fill("github.com")
+	r.expect(second, fill.StatusOK, "inserted")
+	r.expectInserted(r.secret)
+	if n := r.promptCount(); n != 2 {
+		t.Errorf("%d prompts opened, want 2", n)
+	}
 }
 
 func TestOnePromptPerService(t *testing.T) {

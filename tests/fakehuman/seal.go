@@ -1,0 +1,73 @@
+package fakehuman
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/ecdh"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+)
+
+// seal encrypts payload as the prompt page's script does (host/PROTOCOL.md,
+// "The prompt's answer"), written from that description and not shared
+// with the host's code: an X25519 key pair of its own, agreement with the
+// prompt's key, HKDF-SHA256 over the agreed secret with both public keys
+// as salt and "fillgate-prompt-v1 <path> <action>" as info, then
+// AES-256-GCM with a random 12-byte IV and the same info as additional
+// data. It returns base64url(public key ‖ IV ‖ ciphertext ‖ tag), and
+// zeroes the secrets it made.
+func seal(hostKey []byte, path, action string, payload []byte) (string, error) {
+	curve := ecdh.X25519()
+	host, err := curve.NewPublicKey(hostKey)
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: the prompt's key: %w", err)
+	}
+	mine, err := curve.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: a key pair: %w", err)
+	}
+	shared, err := mine.ECDH(host)
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: key agreement: %w", err)
+	}
+	defer clear(shared)
+	minePub := mine.PublicKey().Bytes()
+	info := "fillgate-prompt-v1 " + path + " " + action
+	salt := append(append([]byte(nil), hostKey...), minePub...)
+	key, err := hkdf.Key(sha256.New, shared, salt, info, 32)
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: HKDF: %w", err)
+	}
+	defer clear(key)
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: AES: %w", err)
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		return "", fmt.Errorf("fakehuman: GCM: %w", err)
+	}
+	out := make([]byte, 0, len(minePub)+gcm.NonceSize()+len(payload)+gcm.Overhead())
+	out = append(out, minePub...)
+	iv := make([]byte, gcm.NonceSize())
+	if _, err := rand.Read(iv); err != nil {
+		return "", fmt.Errorf("fakehuman: IV: %w", err)
+	}
+	out = append(out, iv...)
+	out = gcm.Seal(out, iv, payload, []byte(info))
+	return base64.RawURLEncoding.EncodeToString(out), nil
+}
+
+// submitPayload is the JSON object the page's script encrypts for a
+// submit: {"value":"<standard base64 of the UTF-8 value>"}. The caller
+// zeroes it.
+func submitPayload(value []byte) []byte {
+	const head, tail = `{"value":"`, `"}`
+	out := make([]byte, 0, len(head)+base64.StdEncoding.EncodedLen(len(value))+len(tail))
+	out = append(out, head...)
+	out = base64.StdEncoding.AppendEncode(out, value)
+	return append(out, tail...)
+}
