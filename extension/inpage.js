@@ -46,8 +46,7 @@ async function fillgateInPage(op, arg) {
   const formOf = getter(I, "form"), buttonForm = getter(B, "form"), buttonType = getter(B, "type");
   const formAction = getter(F, "action"), buttonAction = getter(B, "formAction"), inputAction = getter(I, "formAction");
   const requestSubmit = method(F, "requestSubmit"), click = method(HTMLElement.prototype, "click");
-  const hasAttr = method(E, "hasAttribute"), closest = method(E, "closest"), rootNode = method(N, "getRootNode");
-  const queryDoc = method(Document.prototype, "querySelectorAll"), textOf = getter(N, "textContent");
+  const hasAttr = method(E, "hasAttribute"), closest = method(E, "closest"), textContent = getter(N, "textContent");
   const listen = method(EventTarget.prototype, "addEventListener"), unlisten = method(EventTarget.prototype, "removeEventListener");
   const evTarget = getter(Event.prototype, "target"), prevented = getter(Event.prototype, "defaultPrevented");
   const iframeWindow = getter(HTMLIFrameElement.prototype, "contentWindow");
@@ -711,7 +710,7 @@ async function fillgateInPage(op, arg) {
   // never its value (nor any text holding the value).
   const nameOf = (el, value) => {
     const ls = el instanceof HTMLInputElement ? Array.from(labels(el) || []) : [];
-    const names = [...ls.map(textOf), attr(el, "aria-label"), attr(el, "name"), attr(el, "id")];
+    const names = [...ls.map(textContent), attr(el, "aria-label"), attr(el, "name"), attr(el, "id")];
     const name = names.map((n) => (n || "").replace(/\s+/g, " ").trim()).find((n) => n && !n.includes(value))?.slice(0, 60);
     return name || (el instanceof HTMLInputElement ? type(el) : "");
   };
