@@ -51,7 +51,7 @@ func TestPromptOnTheExtensionPath(t *testing.T) {
 		secret := ch.secret(t)
 		tb := ch.open(t, ch.origin1+"/password")
 		tb.focus(`document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc)
+		a, n := ch.request(t, "--service", svc, "--then", "none") // the field is checked below
 		p := ch.awaitPrompt(t, n)
 		rec := browser.Record(t, p.ctx)
 		p.send(secret)

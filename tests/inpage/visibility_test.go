@@ -115,8 +115,10 @@ func TestVisibilityExtension(t *testing.T) {
 		return r
 	}
 	insert := func(r reply) reply {
+		// then none: these pages check the field itself, so nothing is
+		// submitted or cleared.
 		return ask(map[string]any{"id": 2, "type": "insert", "tab": r.Tab, "frame": r.Frame,
-			"token": r.Token, "origins": r.Origins, "kind": r.Field.Kind, "value": string(secret)})
+			"token": r.Token, "origins": r.Origins, "kind": r.Field.Kind, "form": r.Form, "then": "none", "value": string(secret)})
 	}
 	refused := func(t *testing.T, problem string) {
 		t.Helper()
@@ -268,7 +270,7 @@ func TestVisibilityFirefox(t *testing.T) {
 	insert := func(t *testing.T, r map[string]any) map[string]any {
 		t.Helper()
 		return ask(t, map[string]any{"type": "insert", "tab": r["tab"], "frame": r["frame"], "token": r["token"],
-			"origins": r["origins"], "kind": "password", "value": string(secret)})
+			"origins": r["origins"], "kind": "password", "form": r["form"], "then": "none", "value": string(secret)})
 	}
 	const focus = `function () { const f = window.field ? field() : document.getElementById("f"); f.focus({preventScroll: true}); return true; }`
 	const settled = `function () { return Promise.all(document.getAnimations().map((a) => a.finished)).then(() => true); }`
