@@ -2,14 +2,17 @@ package prompt_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -145,6 +148,54 @@ func TestInRealChromium(t *testing.T) {
 
 		final := eval[string](t, tab, `document.documentElement.outerHTML`)
 		noLeak(t, secret, map[string][]byte{"final page": []byte(final), "log": logs.Bytes(), "chromium output": []byte(c.Output())})
+	})
+
+	// What is typed never enters the page: the field shows one fixed mask
+	// however much is typed, the accessibility tree (what an agent's
+	// snapshot of the tab reads) holds neither the value nor its length,
+	// and editing works on the value kept in the script: Backspace takes
+	// the last character back, select-all and typing starts over, a paste
+	// appends.
+	t.Run("the value stays out of the page", func(t *testing.T) {
+		secret := leakscan.NewSecret(t)
+		p, logs := startPrompt(t, ctx, testInfo())
+		tab := openInChromium(t, browserCtx, p.URL())
+		field := func() string { return eval[string](t, tab, `document.getElementById("value").value`) }
+		if field() != "" {
+			t.Fatalf("the field is not empty at first")
+		}
+		if err := chromedp.Do(tab, chromedp.KeyEvent("x")); err != nil {
+			t.Fatal(err)
+		}
+		mask := field()
+		if mask == "" || strings.Contains(mask, "x") {
+			t.Fatalf("one typed character shows as %q; want a mask", mask)
+		}
+		// Start over (select all, then type), type the secret with a wrong
+		// last character and take that back.
+		if err := chromedp.Do(tab, chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+			chromedp.KeyEvent(string(secret[:len(secret)/2])),
+			chromedp.KeyEvent("#"), chromedp.KeyEvent(kb.Backspace)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Call(tab, input.InsertText, input.InsertTextParams{Text: string(secret[len(secret)/2:])}); err != nil {
+			t.Fatalf("insert the rest as a paste would: %v", err)
+		}
+		if got := field(); got != mask {
+			t.Errorf("after typing more the field shows something else than the same mask")
+		}
+		tree, err := chromedp.Call(tab, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+		if err != nil {
+			t.Fatalf("accessibility tree: %v", err)
+		}
+		ax, _ := json.Marshal(tree)
+		leakscan.Bytes(t, secret, "the page's accessibility tree", ax)
+		leakscan.Bytes(t, secret, "the field's DOM value", []byte(field()))
+		if err := chromedp.Do(tab, chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatal(err)
+		}
+		gotValue(t, ctx, p, secret)
+		noLeak(t, secret, map[string][]byte{"log": logs.Bytes()})
 	})
 
 	t.Run("esc cancels", func(t *testing.T) {
@@ -359,8 +410,16 @@ func TestSystemOpenerFileInRealFirefox(t *testing.T) {
 		t.Fatalf("reload: %v", err)
 	}
 	waitFor("the form after a reload", onForm)
-	if !run(`(() => { document.getElementById("value").value = ` + strconv.Quote(string(secret)) +
-		`; document.querySelector("button.send").click(); return true })()`) {
+	// Typed as keys: the page keeps what is typed itself, so setting the
+	// field's value from a script would send nothing.
+	var keys []map[string]string
+	for _, r := range string(secret) {
+		keys = append(keys, map[string]string{"type": "keyDown", "value": string(r)}, map[string]string{"type": "keyUp", "value": string(r)})
+	}
+	if !run(`(() => { document.getElementById("value").focus(); return true })()`) ||
+		ff.Call(ctx, "input.performActions", map[string]any{"context": tab,
+			"actions": []map[string]any{{"type": "key", "id": "keyboard", "actions": keys}}}, nil) != nil ||
+		!run(`(() => { document.querySelector("button.send").click(); return true })()`) {
 		t.Fatalf("could not answer the form")
 	}
 	a, err := waitAnswer(t, ctx, p)

@@ -49,7 +49,8 @@ button { font: inherit; padding: .5rem 1.1rem; border-radius: 8px; border: 1px s
   background: var(--card); color: var(--fg); cursor: pointer; }
 button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
 button:disabled, input:disabled { opacity: .55; cursor: default; }
-.secret { -webkit-text-security: disc; }
+.secret.typed { animation: typed .15s; }
+@keyframes typed { from { border-color: var(--accent); } }
 h2 { font-size: 1.05rem; margin: .75rem 0 .25rem; }
 [hidden] { display: none !important; }
 `
@@ -64,9 +65,19 @@ h2 { font-size: 1.05rem; margin: .75rem 0 .25rem; }
 // the page's own deadline, and as soon as its watch on the prompt ends
 // (fillgate answered, closed the prompt or went away). Its state is
 // "open", "busy" while an answer is on its way, then the final state
-// finish shows; without CSS masking support the field becomes a password
-// field, masked either way. html/template drops JavaScript comments, which
-// would break the hash, so the script has none.
+// finish shows.
+//
+// What the person types lives only in the script's closure, never in the
+// page: every edit of the field goes through its beforeinput handler
+// (typing and pasting append, Backspace takes the last character back, an
+// edit of everything after select-all or any other deletion starts over;
+// IME text is taken at compositionend), and the field shows the same mask
+// whatever it holds. So nothing that reads the page (an agent's snapshot
+// of this tab, the accessibility tree, a password manager) learns the
+// value or even its length.
+//
+// html/template drops JavaScript comments, which would break the hash, so
+// the script has none.
 const pageScript = `
 "use strict";
 (() => {
@@ -79,6 +90,17 @@ const pageScript = `
   const t0 = performance.now(), d0 = Date.now();
   const enc = new TextEncoder(), watch = new AbortController();
   let state = "open";
+  const MASK = "\u2022".repeat(8);
+  let typed = [];
+  const shown = () => {
+    field.value = typed.length ? MASK : "";
+    field.setSelectionRange(field.value.length, field.value.length);
+    field.classList.remove("typed");
+    void field.offsetWidth;
+    field.classList.add("typed");
+  };
+  const forget = () => { typed.fill(""); typed = []; };
+  const all = () => field.value !== "" && field.selectionStart === 0 && field.selectionEnd === field.value.length;
 
   const expired = () => performance.now() - t0 >= closesIn || Date.now() - d0 >= closesIn;
   const b64 = (bytes) => btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
@@ -93,6 +115,7 @@ const pageScript = `
   function finish(which) {
     if (state !== "open" && state !== "busy") return;
     state = which;
+    forget();
     field.value = "";
     field.disabled = send.disabled = cancel.disabled = true;
     watch.abort();
@@ -128,12 +151,13 @@ const pageScript = `
   async function submit() {
     if (state !== "open") return;
     if (expired()) return finish("expired");
-    if (field.value === "") {
+    if (typed.length === 0) {
       empty.hidden = false;
       return field.focus();
     }
     state = "busy";
-    const value = field.value;
+    const value = typed.join("");
+    forget();
     field.value = "";
     field.disabled = send.disabled = cancel.disabled = true;
     try {
@@ -147,6 +171,7 @@ const pageScript = `
   async function cancelNow() {
     if (state !== "open") return;
     state = "busy";
+    forget();
     field.value = "";
     try {
       finish(outcome(await post("cancel", {}), "cancelled"));
@@ -163,6 +188,27 @@ const pageScript = `
     if (state === "open") finish("closed");
   })();
 
+  field.addEventListener("beforeinput", (e) => {
+    if (e.inputType === "insertCompositionText") return;
+    e.preventDefault();
+    if (state !== "open") return;
+    const text = e.dataTransfer ? e.dataTransfer.getData("text/plain") : e.data;
+    if (e.inputType.startsWith("insert")) {
+      if (all()) forget();
+      if (text) typed.push(...text.replace(/[\r\n]+$/, ""));
+    } else if (e.inputType === "deleteContentBackward" && !all()) {
+      typed.pop();
+    } else {
+      forget();
+    }
+    empty.hidden = true;
+    shown();
+  });
+  field.addEventListener("compositionend", (e) => {
+    if (state === "open" && e.data) typed.push(...e.data);
+    shown();
+  });
+  field.addEventListener("input", (e) => { if (!e.isComposing) shown(); });
   field.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.isComposing) { e.preventDefault(); submit(); }
   });
@@ -171,12 +217,11 @@ const pageScript = `
   });
   send.addEventListener("click", submit);
   form.addEventListener("submit", (e) => { e.preventDefault(); cancelNow(); });
-  addEventListener("pagehide", () => { field.value = ""; });
+  addEventListener("pagehide", () => { forget(); field.value = ""; });
   document.addEventListener("visibilitychange", () => { if (state === "open" && expired()) finish("expired"); });
   if (closesIn !== Infinity) setTimeout(() => { if (state === "open") finish("expired"); }, Math.max(0, closesIn));
 
   if (!window.isSecureContext || !crypto.subtle) return finish("failed");
-  if (!CSS.supports("-webkit-text-security", "disc")) field.type = "password";
   box.hidden = send.hidden = hint.hidden = false;
   if (expired()) finish("expired");
   else field.focus();
@@ -241,7 +286,8 @@ you type before it leaves this page, and without it nothing can be sent. You can
 <div id="answer" hidden data-key="{{.Key}}" data-path="{{.Action}}" data-closes-in="{{.ClosesIn}}">
 <label for="value">{{.Label}}</label>
 <input id="value" class="secret" type="text" required spellcheck="false" autocapitalize="off" autocorrect="off"
- {{if .OTP}}autocomplete="one-time-code" inputmode="numeric"{{else}}autocomplete="off"{{end}}>
+ aria-describedby="masked" {{if .OTP}}autocomplete="one-time-code" inputmode="numeric"{{else}}autocomplete="off"{{end}}>
+<p id="masked" class="hint">The field shows the same dots however much you type: what you type stays out of this page.</p>
 <p id="empty" class="msg" role="alert" hidden>Nothing was typed. Type the {{.Noun}}, or choose Cancel.</p>
 </div>
 <form id="cancelform" method="post" action="{{.Action}}">

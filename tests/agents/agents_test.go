@@ -10,11 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/manifest"
 	"github.com/fillgate/fillgate/tests/agenttools"
+	"github.com/fillgate/fillgate/tests/leakscan"
 )
 
 // testContext bounds a whole browser test on a slow, shared machine.
@@ -112,18 +115,24 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 	}
 }
 
-// TestCDPTabPromptHiddenFromPlaywright: with prompt_opener = cdp-tab the
-// prompt opens as a tab of the CDP browser; the agent's Playwright MCP,
-// attached to that browser, must not see it: not in browser_tabs, not in
-// a snapshot's tab list (its title, its address, its nonce).
-func TestCDPTabPromptHiddenFromPlaywright(t *testing.T) {
+// TestCDPTabPromptToPlaywright: with prompt_opener = cdp-tab the prompt
+// opens as a tab of the CDP browser, in a browser context of its own. An
+// attached Playwright lists every page target it can see, that context's
+// too (crBrowser files pages of contexts it did not make under its default
+// one), so the agent's Playwright MCP lists the prompt's tab: what it
+// must never get is what the person types. While the person is typing,
+// Playwright MCP selects the prompt's tab and takes a snapshot of it, and
+// chrome-devtools-mcp takes its own: neither result, nor any file they
+// wrote, holds the value or a mask as long as it; the fill then goes on.
+func TestCDPTabPromptToPlaywright(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 4*time.Minute)
 	r := newRig(t, ctx, basePolicy)
 	tools := r.attachTools(t)
-	secret := r.secret(t) // typed nowhere; the scans look for it all the same
+	secret := r.secret(t)
 	tb := r.open(t, r.site1, "/login")
 	tb.focus("pw")
+	m := tools.mark(t)
 	n := r.prompts.count()
 	run := r.fill(t, "--service", svc, "--via", fill.ViaCDP)
 	p := r.awaitPrompt(t, n)
@@ -131,25 +140,40 @@ func TestCDPTabPromptHiddenFromPlaywright(t *testing.T) {
 	if err != nil || len(u.Path) < 8 {
 		t.Fatalf("the prompt's URL has no nonce")
 	}
-	marks := map[string]string{"the prompt's path (its nonce)": u.Path, "the prompt's address": u.Host, "the prompt's title": p.title()}
-	for _, c := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"browser_tabs", map[string]any{"action": "list"}},
-		{"browser_snapshot", map[string]any{}},
-	} {
-		out := tools.call(t, tools.pw, secret, c.tool, c.args)
-		for what, s := range marks {
-			if strings.Contains(out, s) {
-				t.Errorf("Playwright MCP's %s shows %s", c.tool, what)
-			}
-		}
+	half := secret[:len(secret)/2]
+	if err := chromedp.Do(p.ctx, chromedp.KeyEvent(string(half))); err != nil {
+		t.Fatal("type into the prompt failed")
 	}
-	r.closeWindow(t, p)
-	if res := run.result(t); res.Status != fill.StatusCancelled {
-		t.Errorf("result %+v; want cancelled", res)
+
+	tabs := tools.call(t, tools.pw, secret, "browser_tabs", map[string]any{"action": "list"})
+	i, ok := listIndex(tabs, `(?m)^- (\d+): .*`, u.Path)
+	if !ok {
+		t.Fatalf("Playwright MCP does not list the prompt's tab (the test expects it to): %s", r.withheld([]byte(tabs)))
 	}
+	tools.call(t, tools.pw, secret, "browser_tabs", map[string]any{"action": "select", "index": i})
+	snap := tools.call(t, tools.pw, half, "browser_snapshot", map[string]any{})
+	if !strings.Contains(snap, "textbox") {
+		t.Fatalf("the snapshot does not show the prompt's field, so it proves nothing: %s", r.withheld([]byte(snap)))
+	}
+	leakscan.Agent(t, half, "Playwright MCP's snapshot of the prompt", []byte(snap))
+	pages := tools.call(t, tools.cd, secret, "list_pages", map[string]any{})
+	if id, ok := listIndex(pages, `(?m)^(\d+): .*`, u.Path); ok {
+		out := tools.call(t, tools.cd, half, "take_snapshot", map[string]any{"pageId": id})
+		leakscan.Agent(t, half, "chrome-devtools-mcp's snapshot of the prompt", []byte(out))
+	}
+
+	// The person goes on typing and sends.
+	if _, err := chromedp.Call(p.ctx, page.BringToFront, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	p.send(secret[len(half):])
+	res := run.result(t)
+	if res.Status != fill.StatusOK {
+		t.Fatalf("result %+v; want ok", res)
+	}
+	tools.scan(t, secret, m)
+	tools.scan(t, half, m)
+	r.scanFillgate(t, secret)
 }
 
 // TestPinnedTabOnlyNarrows: a pinned tab (--tab) that is not the active
