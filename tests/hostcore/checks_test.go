@@ -3,6 +3,7 @@ package hostcore
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/host/agentsock"
@@ -90,6 +91,28 @@ func TestLoopbackOverHTTP(t *testing.T) {
 			got := r.fill(c.service)
 			r.expect(got, fill.StatusOK, "inserted into the focused password field")
 			r.expectWhere(got, c.service, c.origin, fill.FieldPassword)
+			r.expectInserted(r.secret)
+		})
+	}
+}
+
+// TestServiceWithAPort: a service that names its port fills a page on
+// exactly that port, a router's IP address included (the refusals for
+// other ports are in TestRefusedBeforeThePrompt).
+func TestServiceWithAPort(t *testing.T) {
+	for _, c := range []struct{ service, origin string }{
+		{"nas.lan:8443", "https://nas.lan:8443"},
+		{"NAS.lan:8443", "https://nas.lan:8443"},
+		{"192.168.1.1:8443", "https://192.168.1.1:8443"},
+		{"localhost:3000", "http://localhost:3000"},
+	} {
+		t.Run(c.service, func(t *testing.T) {
+			r := newRig(t, setup{page: loginPage(c.origin)})
+			r.behave(answers(r.secret))
+			got := r.fill(c.service)
+			r.expect(got, fill.StatusOK, "inserted into the focused password field")
+			want := strings.ToLower(c.service)
+			r.expectWhere(got, want, c.origin, fill.FieldPassword)
 			r.expectInserted(r.secret)
 		})
 	}
