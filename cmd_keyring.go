@@ -76,12 +76,10 @@ func (c *rememberCmd) read(a *app, it keychain.Item) ([]byte, error) {
 	if it.Field == keychain.FieldOTP {
 		what = "TOTP seed (otpauth:// URI or base32)"
 	}
-	fmt.Fprintf(a.stderr, "%s for %s (not shown as you type): ", what, printable(it.Service))
-	v, err := term.ReadPassword(int(f.Fd()))
+	v, err := readHidden(f, func() { fmt.Fprintf(a.stderr, "%s for %s (not shown as you type): ", what, printable(it.Service)) }, maxSecretInput)
 	fmt.Fprintln(a.stderr)
 	if err != nil {
-		clear(v)
-		return nil, fmt.Errorf("read the secret at the terminal: %w", err)
+		return nil, err
 	}
 	if len(v) == 0 {
 		return nil, usageError{errors.New("no secret typed; nothing stored")}
