@@ -106,7 +106,7 @@ func (p *Policy) Evaluate(in Input) Decision {
 		return d
 	}
 	return Decision{Allow: true, Detail: fmt.Sprintf("The focused %s field on %s belongs to %s.", fieldNoun(in.Field), focused, svc),
-		Settings: p.settingsFor(focused, in.Field)}
+		Settings: settingsFor(focused, in.Field, rules)}
 }
 
 // matchService refuses an origin whose host is not the service or a name

@@ -66,6 +66,26 @@ type service struct {
 
 // parseService parses s as a service (see NormalizeService).
 func parseService(s string) (service, error) {
+	svc, err := splitService(s)
+	if err != nil {
+		return service{}, err
+	}
+	h, port := svc.host, svc.port
+	if port == "443" && !h.loopback() {
+		return service{}, fmt.Errorf("service %s: 443 is the default https port; write the host alone, %s", quote(s), h)
+	}
+	if !h.ip.IsValid() && !isLocalhost(h.name) {
+		if ps, _ := publicsuffix.PublicSuffix(h.name); ps == h.name {
+			return service{}, fmt.Errorf("service %s: %s is a public suffix (like com, co.uk or github.io) shared by sites of many owners; name the site itself, e.g. example.%s", quote(s), h.name, h.name)
+		}
+	}
+	return service{host: h, port: port}, nil
+}
+
+// splitService parses s into host and port, without the checks a
+// service name gets once (port 443, public suffixes): it reads the service
+// of a rule that was checked when the policy was read.
+func splitService(s string) (service, error) {
 	if err := serviceShape(s); err != nil {
 		return service{}, fmt.Errorf("service %s: %w", quote(s), err)
 	}
@@ -76,14 +96,6 @@ func parseService(s string) (service, error) {
 	h, err := normalizeHost(hostText)
 	if err != nil {
 		return service{}, fmt.Errorf("service %s: %w", quote(s), err)
-	}
-	if port == "443" && !h.loopback() {
-		return service{}, fmt.Errorf("service %s: 443 is the default https port; write the host alone, %s", quote(s), h)
-	}
-	if !h.ip.IsValid() && !isLocalhost(h.name) {
-		if ps, _ := publicsuffix.PublicSuffix(h.name); ps == h.name {
-			return service{}, fmt.Errorf("service %s: %s is a public suffix (like com, co.uk or github.io) shared by sites of many owners; name the site itself, e.g. example.%s", quote(s), h.name, h.name)
-		}
 	}
 	return service{host: h, port: port}, nil
 }

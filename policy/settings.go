@@ -31,13 +31,24 @@ type Settings struct {
 }
 
 // settingsFor works out the settings for a fill of field into a page of
-// origin o. Each setting comes from the most specific rule covering the
-// page that sets it: the longest host, and a rule naming the port before
-// one that does not.
-func (p *Policy) settingsFor(o origin, field string) Settings {
+// origin o, from the rules that cover it (rulesFor). Each setting comes
+// from the most specific rule that sets it: the longest host, and a rule
+// naming the port before one that does not.
+func settingsFor(o origin, field string, covering []*Rule) Settings {
 	s := Settings{Approval: ApprovalEach, Remember: true}
-	rules := p.rulesFor(o)
-	slices.SortStableFunc(rules, func(a, b *Rule) int { return -cmp.Compare(specificity(a), specificity(b)) })
+	type ranked struct {
+		r    *Rule
+		rank int
+	}
+	rs := make([]ranked, len(covering))
+	for i, r := range covering {
+		rs[i] = ranked{r, specificity(r)}
+	}
+	slices.SortStableFunc(rs, func(a, b ranked) int { return -cmp.Compare(a.rank, b.rank) })
+	rules := make([]*Rule, len(rs))
+	for i := range rs {
+		rules[i] = rs[i].r
+	}
 	approvalSet, rememberSet := false, false
 	exact := o.serviceOf().String()
 	for _, r := range rules {
@@ -70,7 +81,7 @@ func (p *Policy) settingsFor(o origin, field string) Settings {
 // specificity ranks rules covering the same page: a longer host is more
 // specific, and with the same host, naming the port is.
 func specificity(r *Rule) int {
-	svc, err := parseService(r.Service)
+	svc, err := splitService(r.Service)
 	if err != nil {
 		return -1
 	}
@@ -81,9 +92,10 @@ func specificity(r *Rule) int {
 	return n
 }
 
-// scope returns the service a rule covers, with its subdomains setting.
+// scope returns the service a rule covers, with its subdomains setting
+// (the rule's service was checked when the policy was read or validated).
 func (r *Rule) scope() (service, error) {
-	svc, err := parseService(r.Service)
+	svc, err := splitService(r.Service)
 	svc.exactHost = r.Subdomains != nil && !*r.Subdomains
 	return svc, err
 }

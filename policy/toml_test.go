@@ -545,3 +545,14 @@ func TestTOMLString(t *testing.T) {
 		t.Errorf("tomlList(%q) reads back as %q, %v", list, m["x"], err)
 	}
 }
+
+// BenchmarkParse reads the documented example with every setting on: the
+// policy file is read afresh for every request.
+func BenchmarkParse(b *testing.B) {
+	text := []byte(uncommentSettings(string(Example())))
+	for b.Loop() {
+		if _, err := Parse("example", text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
