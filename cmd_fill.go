@@ -16,7 +16,7 @@ import (
 )
 
 type fillCmd struct {
-	Service string        `required:"" help:"The site the secret is for, e.g. github.com. The page's host must be it or a subdomain of it."`
+	Service string        `required:"" help:"The site the secret is for, e.g. github.com, or with a port, nas.lan:8443. The page's host must be it or a subdomain of it, on that port (none named: the default port)."`
 	Field   string        `default:"password" enum:"password,otp,one-time-code" help:"The kind of field: password or otp (one-time code)."`
 	JSON    bool          `name:"json" help:"Print the result as one JSON object."`
 	Timeout time.Duration `help:"Give the human at most this long (e.g. 30s). It can shorten the policy's budget (90s by default), never lengthen it."`
