@@ -16,7 +16,7 @@ import (
 )
 
 type fillCmd struct {
-	Service string        `required:"" help:"The site the secret is for, e.g. github.com. The page's host must be it or a subdomain of it."`
+	Service string        `required:"" help:"The site the secret is for, e.g. github.com, or with a port, nas.lan:8443. The page's host must be it or a subdomain of it, on that port (none named: the default port)."`
 	Field   string        `default:"password" enum:"password,otp,one-time-code" help:"The kind of field: password or otp (one-time code)."`
 	Then    string        `default:"submit" enum:"submit,none" help:"After the insert: submit (submit the form as a person would and leave nothing in the page) or none (leave the value in the field, unsubmitted: the page and any tool reading it can see it)."`
 	JSON    bool          `name:"json" help:"Print the result as one JSON object."`

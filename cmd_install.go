@@ -123,7 +123,7 @@ func probes(env dirs.Env) install.Probes {
 			}
 			return out, err
 		},
-		Keyring: func(ctx context.Context) error { return keychain.Check() },
+		Keyring: func(ctx context.Context) error { return keychain.OS().Check(ctx) },
 		Policy: func(ctx context.Context) (string, error) {
 			path, err := dirs.PolicyFile(env)
 			if err != nil {

@@ -10,13 +10,22 @@ import (
 
 	"github.com/fillgate/fillgate/host/audit"
 	"github.com/fillgate/fillgate/host/dirs"
-	"github.com/fillgate/fillgate/host/keychain"
 	"github.com/fillgate/fillgate/policy"
 )
 
 type policyCmd struct {
-	Check   policyCheckCmd   `cmd:"" help:"Validate a policy file; errors name the line."`
+	Check   policyCheckCmd   `cmd:"" help:"Validate a policy file; errors name the line and column."`
+	Show    policyShowCmd    `cmd:"" help:"Print the effective policy: every setting, defaults included."`
 	Example policyExampleCmd `cmd:"" help:"Print an example policy file documenting every key."`
+	Migrate policyMigrateCmd `cmd:"" help:"Convert a policy file in the old line format to TOML, keeping a backup."`
+}
+
+// policyPath is file, or the policy file fillgate reads.
+func policyPath(a *app, file string) (string, error) {
+	if file != "" {
+		return file, nil
+	}
+	return dirs.PolicyFile(a.env)
 }
 
 type policyCheckCmd struct {
@@ -24,18 +33,54 @@ type policyCheckCmd struct {
 }
 
 func (c *policyCheckCmd) Run(a *app) error {
-	path := c.File
-	if path == "" {
-		p, err := dirs.PolicyFile(a.env)
-		if err != nil {
-			return err
-		}
-		path = p
+	path, err := policyPath(a, c.File)
+	if err != nil {
+		return err
 	}
 	report, ok := policy.Check(path)
 	fmt.Fprint(a.stdout, report)
 	if !ok {
 		return exitCode(1)
+	}
+	return nil
+}
+
+type policyShowCmd struct {
+	File string `arg:"" optional:"" help:"The file to show. Default: the policy file fillgate reads." type:"path"`
+}
+
+func (c *policyShowCmd) Run(a *app) error {
+	path, err := policyPath(a, c.File)
+	if err != nil {
+		return err
+	}
+	p, err := policy.Load(path)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "%v\n", err)
+		return exitCode(1)
+	}
+	_, err = a.stdout.Write(p.Format())
+	return err
+}
+
+type policyMigrateCmd struct {
+	File string `arg:"" optional:"" help:"The file to convert. Default: the policy file fillgate reads." type:"path"`
+}
+
+func (c *policyMigrateCmd) Run(a *app) error {
+	path, err := policyPath(a, c.File)
+	if err != nil {
+		return err
+	}
+	res, err := policy.MigrateFile(path)
+	switch {
+	case err != nil:
+		fmt.Fprintf(a.stderr, "%v\n", err)
+		return exitCode(1)
+	case res.Converted:
+		fmt.Fprintf(a.stdout, "converted %s to TOML; the old file is %s\n", path, res.Backup)
+	default:
+		fmt.Fprintf(a.stdout, "%s: nothing to convert (no file, or already TOML)\n", path)
 	}
 	return nil
 }
@@ -102,25 +147,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-type forgetCmd struct {
-	Service string `required:"" help:"The service whose remembered secret to remove."`
-}
-
-func (c *forgetCmd) Run(a *app) error {
-	svc, err := policy.NormalizeService(c.Service)
-	if err != nil {
-		return usageError{err}
-	}
-	removed, err := keychain.Forget(svc)
-	if err != nil {
-		return err
-	}
-	if removed {
-		fmt.Fprintf(a.stdout, "removed the remembered secret for %s\n", svc)
-	} else {
-		fmt.Fprintf(a.stdout, "nothing remembered for %s\n", svc)
-	}
-	return nil
 }

@@ -33,7 +33,9 @@ type cli struct {
 	Doctor    doctorCmd    `cmd:"" help:"Check the set-up, one line per check, with the fix for anything wrong."`
 	Policy    policyCmd    `cmd:"" help:"Work with the policy file."`
 	Audit     auditCmd     `cmd:"" help:"Show recent requests and their outcomes (never values)."`
-	Forget    forgetCmd    `cmd:"" help:"Remove a remembered secret from the OS keyring."`
+	Remember  rememberCmd  `cmd:"" help:"Store a password or TOTP seed in the OS keyring, typed at the terminal (never echoed) or piped in."`
+	Saved     savedCmd     `cmd:"" help:"List what is remembered in the OS keyring: service, field kind, account (never values)."`
+	Forget    forgetCmd    `cmd:"" help:"Remove remembered secrets from the OS keyring."`
 	Demo      demoCmd      `cmd:"" help:"A tour: Chromium with a throw-away profile, the extension, a local login page, one fill."`
 	Version   versionCmd   `cmd:"" help:"Print the version."`
 }
@@ -41,6 +43,7 @@ type cli struct {
 // app is what every command's Run gets.
 type app struct {
 	ctx    context.Context
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	env    func(string) string
@@ -80,7 +83,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fillgate: %v\n", err)
 		return fill.ExitUsage
 	}
-	a := &app{ctx: ctx, stdout: stdout, stderr: stderr, env: os.Getenv}
+	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, env: os.Getenv}
 	if err := kctx.Run(a); err != nil {
 		var ec exitCode
 		if errors.As(err, &ec) {

@@ -118,7 +118,7 @@ func TestHostModeRefusesOtherCallers(t *testing.T) {
 func TestPolicyCheck(t *testing.T) {
 	root := isolate(t)
 	bad := filepath.Join(root, "bad.policy")
-	if err := os.WriteFile(bad, []byte("prompt_budget = 90s\nsomething = 1\n"), 0o600); err != nil {
+	if err := os.WriteFile(bad, []byte("prompt_budget = \"90s\"\nsomething = 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, _ := runCLI(t, "policy", "check", bad); code != 1 || !strings.Contains(out, "bad.policy:2:") {
@@ -133,7 +133,7 @@ func TestPolicyCheck(t *testing.T) {
 	if err := os.MkdirAll(cfg, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(cfg, "policy"), []byte("via = sideways\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(cfg, "policy"), []byte("via = \"sideways\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, out, _ := runCLI(t, "fill", "--service", "github.com", "--json")

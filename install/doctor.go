@@ -79,7 +79,13 @@ func Doctor(ctx context.Context, o Options, probes Probes) *DoctorReport {
 	if probes.Keyring != nil {
 		c := Check{Name: "keyring", Level: OK, Detail: "reachable"}
 		if err := probes.Keyring(ctx); err != nil {
-			c = Check{Name: "keyring", Level: Warn, Detail: "not reachable, so secrets cannot be remembered (typing them each time still works): " + err.Error(), Fix: keyringFix[s.os]}
+			c = Check{Name: "keyring", Level: Warn, Detail: "not usable, so secrets cannot be remembered or filled from it (typing them each time still works): " + err.Error(), Fix: keyringFix[s.os]}
+			// The keyring's own reason (locked, not running, …) knows
+			// the exact step.
+			var f interface{ FixHint() string }
+			if errors.As(err, &f) && f.FixHint() != "" {
+				c.Fix = f.FixHint()
+			}
 		}
 		d.add(c)
 	}

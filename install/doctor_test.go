@@ -252,11 +252,22 @@ func TestDoctorHostProblems(t *testing.T) {
 	}
 }
 
+// lockedKeyring is an error like keychain.Unavailable for a locked keyring.
+type lockedKeyring struct{}
+
+func (lockedKeyring) Error() string   { return "the OS keyring is locked: unlock it with Seahorse" }
+func (lockedKeyring) FixHint() string { return "unlock it with Seahorse" }
+
 func TestDoctorProbeFailures(t *testing.T) {
 	_, o := doctorHome(t)
 	p := healthy(t)
 	p.Keyring = func(context.Context) error { return errors.New("no Secret Service on the bus") }
-	requireOnly(t, Doctor(context.Background(), o, p), "keyring", Warn, "not reachable, so secrets cannot be remembered", keyringFix["linux"])
+	requireOnly(t, Doctor(context.Background(), o, p), "keyring", Warn, "not usable, so secrets cannot be remembered", keyringFix["linux"])
+
+	// A reason that knows its fix (keychain.Unavailable) gives it.
+	p = healthy(t)
+	p.Keyring = func(context.Context) error { return lockedKeyring{} }
+	requireOnly(t, Doctor(context.Background(), o, p), "keyring", Warn, "the OS keyring is locked", "unlock it with Seahorse")
 
 	p = healthy(t)
 	p.Policy = func(context.Context) (string, error) {

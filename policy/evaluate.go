@@ -80,6 +80,10 @@ type Decision struct {
 	// Detail is one or two sentences for the agent and the human: what
 	// was decided and, on a refusal, what to do about it.
 	Detail string
+	// Settings are the person's settings for this fill (approval, lease,
+	// where the value comes from, remembering), set when Allow. The agent
+	// never sees or chooses them.
+	Settings Settings
 }
 
 // refuse builds a refusal.
@@ -97,11 +101,12 @@ func (p *Policy) Evaluate(in Input) Decision {
 	if p == nil {
 		p = Default()
 	}
-	svc, err := NormalizeService(in.Service)
+	service, err := parseService(in.Service)
 	if err != nil {
 		return refuse(CheckService, "The %v.", err)
 	}
-	service, _ := normalizeHost(svc)
+	svc := service.String()
+	service.exactHost = p.exactHost(svc)
 	if in.Field != fieldPassword && in.Field != fieldOTP {
 		return refuse(CheckField, "The requested field %s is not valid; ask for password or one-time-code.", quote(in.Field))
 	}
@@ -118,7 +123,7 @@ func (p *Policy) Evaluate(in Input) Decision {
 	if d, ok := matchService(focused, service, CheckOrigin, "The focused field is on"); !ok {
 		return d
 	}
-	rules := p.rulesFor(focused.host)
+	rules := p.rulesFor(focused)
 	if d, ok := checkAncestors(in.Origins[1:], service, focused, rules); !ok {
 		return d
 	}
@@ -131,17 +136,22 @@ func (p *Policy) Evaluate(in Input) Decision {
 	if d, ok := checkForm(in.Form, service, focused, len(in.Origins) == 1); !ok {
 		return d
 	}
-	return Decision{Allow: true, Detail: fmt.Sprintf("The focused %s field on %s belongs to %s.", fieldNoun(in.Field), focused, svc)}
+	return Decision{Allow: true, Detail: fmt.Sprintf("The focused %s field on %s belongs to %s.", fieldNoun(in.Field), focused, svc),
+		Settings: settingsFor(focused, in.Field, rules)}
 }
 
 // matchService refuses an origin whose host is not the service or a name
-// under it, or that is not https (http only on loopback) with the default
-// port. check names the check and what starts the sentence.
-func matchService(o origin, service host, check, what string) (Decision, bool) {
+// under it (the service itself only, when its rule says subdomains =
+// false), that is not https (http only on loopback), or that is not on
+// the service's port. check names the check and what starts the sentence.
+func matchService(o origin, service service, check, what string) (Decision, bool) {
 	if err := o.belongsTo(service); err != nil {
 		return refuse(check, "%s %s, which %v; nothing was asked. Open the %s login page itself and try again.", what, o, err, service), false
 	}
 	if err := o.transport(); err != nil {
+		return refuse(check, "%s %s, which %v; nothing was asked.", what, o, err), false
+	}
+	if err := o.onPort(service); err != nil {
 		return refuse(check, "%s %s, which %v; nothing was asked.", what, o, err), false
 	}
 	return Decision{}, true
@@ -150,7 +160,7 @@ func matchService(o origin, service host, check, what string) (Decision, bool) {
 // checkAncestors checks the frames above the focused one, nearest first:
 // each must match the service like the focused frame, or be an origin a
 // rule names in frame_ancestors.
-func checkAncestors(ancestors []string, service host, focused origin, rules []*Rule) (Decision, bool) {
+func checkAncestors(ancestors []string, service service, focused origin, rules []*Rule) (Decision, bool) {
 	for _, a := range ancestors {
 		o, err := parseOrigin(a)
 		if err != nil {
@@ -232,7 +242,7 @@ func checkFieldKind(in Input, focused origin) (Decision, bool) {
 // top-level page, where _top and _parent are the frame itself. A field in
 // no form is allowed: only the page's own script can send it, and the
 // page is on the service.
-func checkForm(f *Form, service host, focused origin, top bool) (Decision, bool) {
+func checkForm(f *Form, service service, focused origin, top bool) (Decision, bool) {
 	if f == nil {
 		return Decision{}, true
 	}
@@ -255,6 +265,9 @@ func checkForm(f *Form, service host, focused origin, top bool) (Decision, bool)
 			return refuse(CheckForm, "%s to %s, which %v; nothing was asked.", what, o, err), false
 		}
 		if err := o.transport(); err != nil {
+			return refuse(CheckForm, "%s to %s, which %v; nothing was asked.", what, o, err), false
+		}
+		if err := o.onPort(service); err != nil {
 			return refuse(CheckForm, "%s to %s, which %v; nothing was asked.", what, o, err), false
 		}
 		if !ownFrame(d.Target, top) {
@@ -288,13 +301,12 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// rulesFor returns the rules that apply to a page on host h.
-func (p *Policy) rulesFor(h host) []*Rule {
+// rulesFor returns the rules that apply to a page of origin o, in file
+// order.
+func (p *Policy) rulesFor(o origin) []*Rule {
 	var rs []*Rule
 	for i := range p.Rules {
-		r := &p.Rules[i]
-		rh, err := normalizeHost(r.Service)
-		if err == nil && rh.covers(h) {
+		if r := &p.Rules[i]; r.covers(o) {
 			rs = append(rs, r)
 		}
 	}

@@ -7,19 +7,28 @@ import (
 
 // rulesText is a policy with rules the Evaluate table uses.
 const rulesText = `
-[service login.example.com]
-frame_ancestors = https://portal.example.net, http://127.0.0.1:8080
+[service."login.example.com"]
+frame_ancestors = ["https://portal.example.net", "http://127.0.0.1:8080"]
 
-[service guarded.example]
-agents = /usr/bin/agent
-fields = password
-allow_via = extension
+[service."guarded.example"]
+agents = ["/usr/bin/agent"]
+fields = ["password"]
+allow_via = ["extension"]
 
-[service example.org]
-agents = /usr/bin/agent
+[service."example.org"]
+agents = ["/usr/bin/agent"]
 
-[service login.example.org]
-frame_ancestors = https://portal.example.net
+[service."login.example.org"]
+frame_ancestors = ["https://portal.example.net"]
+
+[service."nas.lan:8443"]
+agents = ["/usr/bin/agent"]
+
+[service."exact.example"]
+subdomains = false
+
+[service."[::1]:8443"]
+fields = ["password"]
 `
 
 func mustParse(t testing.TB, text string) *Policy {
@@ -75,7 +84,7 @@ func TestEvaluate(t *testing.T) {
 		{name: "idn homograph", edit: origins("https://xn--gthub-n4a.com"), check: CheckOrigin},
 		{name: "raw unicode host", edit: origins("https://gіthub.com"), check: CheckOrigin},
 		{name: "http", edit: origins("http://github.com"), check: CheckOrigin, detail: "not https"},
-		{name: "non-default port", edit: origins("https://github.com:8443"), check: CheckOrigin, detail: "non-default port"},
+		{name: "non-default port", edit: origins("https://github.com:8443"), check: CheckOrigin, detail: "is on port 8443, and a service without a port covers only the default port (ask for github.com:8443 to fill there)"},
 		{name: "default port spelled out", edit: origins("https://github.com:443"), check: CheckOrigin, detail: "default port"},
 		{name: "port zero", edit: origins("https://github.com:0"), check: CheckOrigin, detail: "bad port"},
 		{name: "port too big", edit: origins("https://github.com:65536"), check: CheckOrigin},
@@ -108,7 +117,7 @@ func TestEvaluate(t *testing.T) {
 		{name: "across a wildcard suffix", edit: svc("amazonaws.com", "https://a.compute.amazonaws.com"), check: CheckOrigin},
 		{name: "frame across a suffix", edit: svc("amazonaws.com", "https://amazonaws.com", "https://bucket.s3.amazonaws.com"), check: CheckFrame},
 		{name: "service with scheme", edit: svc("https://github.com", "https://github.com"), check: CheckService, detail: "without a scheme"},
-		{name: "service with port", edit: svc("github.com:443", "https://github.com"), check: CheckService},
+		{name: "service with port 443", edit: svc("github.com:443", "https://github.com"), check: CheckService, detail: "443 is the default https port"},
 		{name: "service wildcard", edit: svc("*.github.com", "https://gist.github.com"), check: CheckService},
 		{name: "empty service", edit: svc("", "https://github.com"), check: CheckService},
 
@@ -133,7 +142,45 @@ func TestEvaluate(t *testing.T) {
 		{name: "ipv6 mapped origin", edit: svc("127.0.0.1", "http://[::ffff:127.0.0.1]:8080"), check: CheckOrigin},
 		{name: "lan ip https", edit: svc("192.168.1.1", "https://192.168.1.1")},
 		{name: "lan ip http", edit: svc("192.168.1.1", "http://192.168.1.1"), check: CheckOrigin, detail: "not https"},
-		{name: "lan ip port", edit: svc("192.168.1.1", "https://192.168.1.1:8443"), check: CheckOrigin},
+		{name: "lan ip port", edit: svc("192.168.1.1", "https://192.168.1.1:8443"), check: CheckOrigin, detail: "ask for 192.168.1.1:8443"},
+
+		// Services with a port: exactly that port, and no port means the
+		// default one (any port on loopback).
+		{name: "port service", edit: svc("nas.lan:8443", "https://nas.lan:8443"), detail: "belongs to nas.lan:8443"},
+		{name: "port service, subdomain", edit: svc("nas.lan:8443", "https://a.nas.lan:8443")},
+		{name: "port service, other port", edit: svc("nas.lan:8443", "https://nas.lan:9443"), check: CheckOrigin, detail: "is on port 9443, not nas.lan:8443's port 8443"},
+		{name: "port service, default port", edit: svc("nas.lan:8443", "https://nas.lan"), check: CheckOrigin, detail: "is on port 443"},
+		{name: "port service, http", edit: svc("nas.lan:8443", "http://nas.lan:8443"), check: CheckOrigin, detail: "not https"},
+		{name: "port service, upper case", edit: svc("NAS.lan:8443", "https://nas.lan:8443")},
+		{name: "ip port service", edit: svc("192.168.1.1:8443", "https://192.168.1.1:8443")},
+		{name: "ip port service, other port", edit: svc("192.168.1.1:8443", "https://192.168.1.1:8444"), check: CheckOrigin},
+		{name: "ip port service, other ip", edit: svc("192.168.1.1:8443", "https://192.168.1.2:8443"), check: CheckOrigin},
+		{name: "v6 port service", edit: svc("[2001:db8::1]:8443", "https://[2001:db8::1]:8443")},
+		{name: "v6 port service, no port", edit: svc("[2001:db8::1]:8443", "https://[2001:db8::1]"), check: CheckOrigin},
+		{name: "https port 80", edit: svc("nas.lan:80", "https://nas.lan:80")},
+		{name: "loopback port service", edit: svc("localhost:3000", "http://localhost:3000")},
+		{name: "loopback port service, other port", edit: svc("localhost:3000", "http://localhost:3001"), check: CheckOrigin, detail: "port 3001"},
+		{name: "loopback port 80 service", edit: svc("localhost:80", "http://localhost")},
+		{name: "loopback port 443 service", edit: svc("localhost:443", "https://localhost")},
+		{name: "loopback port 443 service, http", edit: svc("localhost:443", "http://localhost"), check: CheckOrigin, detail: "is on port 80"},
+		{name: "loopback v6 port service", edit: svc("[::1]:8443", "https://[::1]:8443")},
+		{name: "frame on other port", edit: svc("nas.lan:8443", "https://nas.lan:8443", "https://nas.lan:9443"), check: CheckFrame, detail: "inside a page from https://nas.lan:9443, which is on port 9443"},
+		{name: "frame on same port", edit: svc("nas.lan:8443", "https://nas.lan:8443", "https://nas.lan:8443")},
+		{name: "rule with port holds", p: rules, edit: func(in *Input) {
+			in.Service, in.Origins, in.AgentExe = "nas.lan:8443", []string{"https://nas.lan:8443"}, "/usr/bin/other"
+		}, check: CheckAgent},
+		{name: "rule with port, other port", p: rules, edit: func(in *Input) {
+			in.Service, in.Origins, in.AgentExe = "nas.lan:9443", []string{"https://nas.lan:9443"}, "/usr/bin/other"
+		}},
+		{name: "rule with v6 port holds", p: rules, edit: func(in *Input) {
+			in.Service, in.Origins, in.Field, in.FieldKind = "[::1]:8443", []string{"https://[::1]:8443"}, fieldOTP, fieldOTP
+		}, check: CheckField},
+
+		// subdomains = false: the exact host only.
+		{name: "exact host", p: rules, edit: svc("exact.example", "https://exact.example")},
+		{name: "exact host, subdomain page", p: rules, edit: svc("exact.example", "https://www.exact.example"), check: CheckOrigin, detail: "is not exact.example itself (the policy allows exact.example on that exact host only, not its subdomains)"},
+		{name: "exact host, subdomain frame", p: rules, edit: svc("exact.example", "https://exact.example", "https://www.exact.example"), check: CheckFrame},
+		{name: "exact host, subdomain service", p: rules, edit: svc("www.exact.example", "https://www.exact.example")},
 
 		// Frame chains.
 		{name: "same-origin iframe", edit: origins("https://github.com", "https://github.com")},
@@ -273,7 +320,7 @@ func TestEvaluateNilPolicyIsDefault(t *testing.T) {
 }
 
 func BenchmarkEvaluate(b *testing.B) {
-	p := mustParse(b, string(example)+rulesText[strings.Index(rulesText, "[service guarded"):])
+	p := mustParse(b, string(example)+rulesText[strings.Index(rulesText, "[service.\"guarded"):])
 	in := base()
 	in.Service, in.Origins = "example.org", []string{"https://login.example.org", "https://www.example.org", "https://portal.example.net"}
 	b.Run("allow", func(b *testing.B) {

@@ -13,10 +13,10 @@ import (
 // MaxFileSize is the largest policy file Load reads.
 const MaxFileSize = 1 << 20
 
-//go:embed example.policy
+//go:embed example.toml
 var example []byte
 
-// Example returns the text of example.policy, which documents every key. It
+// Example returns the text of example.toml, which documents every key. It
 // parses to the default policy plus two illustrative rules.
 func Example() []byte {
 	return append([]byte(nil), example...)
@@ -82,7 +82,10 @@ func Check(path string) (report string, ok bool) {
 	p, err := Parse(path, data)
 	if err != nil {
 		var pe *ParseError
-		if errors.As(err, &pe) {
+		switch {
+		case errors.Is(err, ErrOldFormat):
+			fmt.Fprintf(&b, "%s: in the old line format:\n", path)
+		case errors.As(err, &pe):
 			fmt.Fprintf(&b, "%s: %d %s:\n", path, len(pe.Problems), plural(len(pe.Problems), "problem", "problems"))
 		}
 		fmt.Fprintf(&b, "%v\n", err)

@@ -31,7 +31,7 @@ func TestLoadMissingIsDefault(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
-	path := writePolicy(t, "via = cdp\n[service github.com]\nfields = otp\n")
+	path := writePolicy(t, "via = \"cdp\"\n[service.\"github.com\"]\nfields = [\"otp\"]\n")
 	p, err := Load(path)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -40,11 +40,16 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("Load = %+v", p)
 	}
 
-	path = writePolicy(t, "via = cdp\nvia = auto\n")
+	path = writePolicy(t, "via = \"cdp\"\nvia = \"auto\"\n")
 	_, err = Load(path)
 	var pe *ParseError
-	if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), path+":2: via is already set on line 1") {
-		t.Fatalf("Load(bad) = %v; want a *ParseError naming %s:2", err, path)
+	if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), path+":2:1: key via is already defined") {
+		t.Fatalf("Load(bad) = %v; want a *ParseError naming %s:2:1", err, path)
+	}
+
+	path = writePolicy(t, "via = cdp\n[service github.com]\nfields = otp\n")
+	if _, err = Load(path); !errors.Is(err, ErrOldFormat) {
+		t.Fatalf("Load(old format) = %v; want ErrOldFormat", err)
 	}
 }
 
@@ -61,25 +66,31 @@ func TestLoadRefusesOddFiles(t *testing.T) {
 func TestCheck(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "policy")
 	report, ok := Check(missing)
-	if !ok || !strings.Contains(report, missing+": no policy file; the defaults apply.") || !strings.Contains(report, "  prompt_budget = 90s\n") {
+	if !ok || !strings.Contains(report, missing+": no policy file; the defaults apply.") || !strings.Contains(report, "  prompt_budget = \"90s\"\n") {
 		t.Errorf("Check(missing) = %v,\n%s", ok, report)
 	}
 
-	good := writePolicy(t, "prompt_budget = 2m\n[service github.com]\nallow_via = extension\n")
+	good := writePolicy(t, "prompt_budget = \"2m\"\n[service.\"github.com\"]\nallow_via = [\"extension\"]\n")
 	report, ok = Check(good)
-	for _, want := range []string{good + ": ok\n", "Effective settings:\n", "  prompt_budget = 2m\n", "  no_response_cooldown = 10m\n", "  rate_limit = 6/1m\n", "  # cdp_url is not set", "  via = auto\n", "\n  [service github.com]\n  allow_via = extension\n"} {
+	for _, want := range []string{good + ": ok\n", "Effective settings:\n", "  prompt_budget = \"2m\"\n", "  no_response_cooldown = \"10m\"\n", "  rate_limit = \"6/1m\"\n", "  # cdp_url is not set", "  via = \"auto\"\n", "\n  [service.\"github.com\"]\n  allow_via = [\"extension\"]\n"} {
 		if !ok || !strings.Contains(report, want) {
 			t.Errorf("Check(good) = %v, report does not hold %q:\n%s", ok, want, report)
 		}
 	}
 
-	bad := writePolicy(t, "prompt_budget = soon\n\n[service com]\n")
+	bad := writePolicy(t, "prompt_budget = \"soon\"\n\n[service.\"com\"]\n")
 	report, ok = Check(bad)
 	want := bad + ": 2 problems:\n" +
-		bad + `:1: prompt_budget: "soon" is not a duration; write it like 90s, 10m or 1h` + "\n" +
-		bad + `:3: service "com": com is a public suffix`
+		bad + `:1:17: prompt_budget: "soon" is not a duration; write it like 90s, 10m or 1h` + "\n" +
+		bad + `:3:10: service "com": com is a public suffix`
 	if ok || !strings.HasPrefix(report, want) || strings.Contains(report, "Effective") {
 		t.Errorf("Check(bad) = %v,\n%s\nwant it to start with\n%s", ok, report, want)
+	}
+
+	old := writePolicy(t, "via = cdp\n")
+	report, ok = Check(old)
+	if ok || !strings.Contains(report, old+": in the old line format:\n") || !strings.Contains(report, "fillgate policy migrate") {
+		t.Errorf("Check(old format) = %v, %s", ok, report)
 	}
 
 	report, ok = Check(t.TempDir())

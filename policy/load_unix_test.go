@@ -9,7 +9,7 @@ import (
 )
 
 func TestLoadRefusesWorldWritable(t *testing.T) {
-	path := writePolicy(t, "via = cdp\n")
+	path := writePolicy(t, "via = \"cdp\"\n")
 	if err := os.Chmod(path, 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestLoadRefusesOtherOwner(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to give the file to another user")
 	}
-	path := writePolicy(t, "via = cdp\n")
+	path := writePolicy(t, "via = \"cdp\"\n")
 	if err := os.Chown(path, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}

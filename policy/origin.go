@@ -141,35 +141,62 @@ func originHost(s string) (host, error) {
 }
 
 // transport refuses an origin that is not https, or http on a loopback
-// host, or that uses a non-default port on a host that is not loopback.
-// The error is a sentence fragment about o.
+// host. The error is a sentence fragment about o.
 func (o origin) transport() error {
-	if o.host.loopback() {
+	if o.host.loopback() || o.scheme == "https" {
 		return nil
 	}
-	if o.scheme != "https" {
-		return errors.New("is not https (plain http is allowed only on localhost and loopback addresses)")
+	return errors.New("is not https (plain http is allowed only on localhost and loopback addresses)")
+}
+
+// effectivePort is the port o's page is on, the scheme's default included.
+func (o origin) effectivePort() string {
+	switch {
+	case o.port != "":
+		return o.port
+	case o.scheme == "http":
+		return "80"
 	}
-	if o.port != "" {
-		return errors.New("uses a non-default port (allowed only on localhost and loopback addresses)")
+	return "443"
+}
+
+// onPort refuses an origin that is not on the service's port: exactly the
+// port the service names, or with no port named, the default port (any
+// port on a loopback host). The error is a sentence fragment about o.
+func (o origin) onPort(svc service) error {
+	switch {
+	case svc.port != "" && o.effectivePort() != svc.port:
+		return fmt.Errorf("is on port %s, not %s's port %s", o.effectivePort(), svc, svc.port)
+	case svc.port == "" && o.port != "" && !svc.host.loopback():
+		return fmt.Errorf("is on port %s, and a service without a port covers only the default port (ask for %s:%s to fill there)", o.port, svc, o.port)
 	}
 	return nil
 }
 
 // belongsTo refuses an origin whose host is not the service or a name
-// under it, or is under it only across a public suffix: with service
-// amazonaws.com, bucket.s3.amazonaws.com is refused because
-// s3.amazonaws.com is a public suffix whose names belong to other owners.
-// The error is a sentence fragment about o.
-func (o origin) belongsTo(service host) error {
-	if !service.covers(o.host) {
-		return fmt.Errorf("is not %s or a subdomain of it", service)
+// under it (only the service itself when it is exactHost), or is under it
+// only across a public suffix: with service amazonaws.com,
+// bucket.s3.amazonaws.com is refused because s3.amazonaws.com is a public
+// suffix whose names belong to other owners. It does not look at the port
+// (see onPort). The error is a sentence fragment about o.
+func (o origin) belongsTo(svc service) error {
+	if svc.exactHost && o.host != svc.host {
+		return fmt.Errorf("is not %s itself (the policy allows %s on that exact host only, not its subdomains)", svc.host, svc)
+	}
+	if !svc.host.covers(o.host) {
+		return fmt.Errorf("is not %s or a subdomain of it", svc.host)
 	}
 	if o.host.ip.IsValid() || isLocalhost(o.host.name) {
 		return nil
 	}
-	if ps, _ := publicsuffix.PublicSuffix(o.host.name); len(ps) >= len(service.name) {
-		return fmt.Errorf("is under the public suffix %s, so it belongs to another owner than %s", ps, service)
+	if ps, _ := publicsuffix.PublicSuffix(o.host.name); len(ps) >= len(svc.host.name) {
+		return fmt.Errorf("is under the public suffix %s, so it belongs to another owner than %s", ps, svc.host)
 	}
 	return nil
+}
+
+// serviceOf is the service that names o's host and port exactly: the host,
+// with the port when it is not the default.
+func (o origin) serviceOf() service {
+	return service{host: o.host, port: o.port, exactHost: true}
 }

@@ -3,10 +3,15 @@
 // decides whether one fill request may go ahead (before any human is
 // asked).
 //
-// The policy file is line-oriented text: `key = value` lines, `#` comments
-// and `[service HOST]` sections; example.policy documents every key. A
-// missing file means the defaults. The agent never chooses the policy: the
-// host and the CLI read it from the user's config dir.
+// The policy file is TOML (example.toml documents every key; the files in
+// examples/ show whole set-ups): top-level settings, then one
+// `[service."HOST[:PORT]"]` table per service. It is decoded strictly:
+// unknown keys, wrong types and invalid values are errors that name the
+// line and column. A missing file means the defaults. A file in the old
+// line format is refused with the advice to run `fillgate policy migrate`,
+// which converts it (ParseLegacy reads the old format for that, and only
+// for that). The agent never chooses the policy: the host and the CLI read
+// it from the user's config dir.
 package policy
 
 import (
@@ -81,9 +86,12 @@ type Policy struct {
 	Rules []Rule
 }
 
-// Rule is a `[service HOST]` section. It applies to a request when the
-// focused frame's host is Service or a name under it; when several rules
-// apply, each of their limits holds and their FrameAncestors add up.
+// Rule is a `[service."HOST[:PORT]"]` table. It applies to a request when
+// the focused frame's host is Service or (unless Subdomains is false) a
+// name under it, on Service's port (see NormalizeService). When several
+// rules apply, each of their limits holds and their FrameAncestors add
+// up; each of the single settings (Approval, Remember, the sources) comes
+// from the most specific rule that sets it.
 type Rule struct {
 	// Service is the canonical service the rule is for (see
 	// NormalizeService).
@@ -103,7 +111,41 @@ type Rule struct {
 	// Then, when not empty, is what follows an insert for this service:
 	// ThenSubmit or ThenNone (see host/fill.Request.Then).
 	Then string
+	// Subdomains, when set to false, limits the rule and the service to
+	// the exact host: pages on names under it are refused for this
+	// service, and the rule does not apply to them. nil means true.
+	Subdomains *bool
+	// Approval is how a fill for this service is approved: ApprovalEach
+	// (also for ""), ApprovalLease or ApprovalNone. ApprovalNone holds only
+	// for a page whose host and port are exactly Service; anywhere else
+	// the rule covers, it counts as ApprovalEach.
+	Approval string
+	// Lease is how long one approval lasts with ApprovalLease, from
+	// MinLease to MaxLease; 0 means DefaultLease.
+	Lease time.Duration
+	// Remember, when set to false, keeps the prompt from offering to
+	// remember a typed value in the OS keyring. nil means true.
+	Remember *bool
+	// Password and OTP say where the value for each field kind comes from;
+	// nil means the prompt (the person types it, or approves one
+	// remembered in the OS keyring).
+	Password *Source
+	OTP      *Source
 }
+
+// Approval modes (Rule.Approval, Settings.Approval).
+const (
+	ApprovalEach  = "each"  // the person approves every fill in the prompt
+	ApprovalLease = "lease" // one approval covers the same agent, service and account for Lease
+	ApprovalNone  = "none"  // a saved secret fills with no prompt (exact service only)
+)
+
+// Bounds of a lease.
+const (
+	MinLease     = time.Minute
+	MaxLease     = time.Hour
+	DefaultLease = 15 * time.Minute
+)
 
 // What follows an insert, as in host/fill (fill.ThenSubmit, fill.ThenNone).
 const (
@@ -144,35 +186,95 @@ func (p *Policy) Validate() error {
 	add(keyVia, oneOf(p.Via, ViaAuto, ViaExtension, ViaCDP))
 	seen := map[string]bool{}
 	for _, r := range p.Rules {
-		section := "[service " + r.Service + "]"
+		table := serviceTable(r.Service)
 		if seen[r.Service] {
-			errs = append(errs, fmt.Errorf("%s: a second section for the same service", section))
+			errs = append(errs, fmt.Errorf("%s: a second table for the same service", table))
 		}
 		seen[r.Service] = true
-		for _, err := range r.validate() {
-			errs = append(errs, fmt.Errorf("%s %w", section, err))
+		if err := canonical(NormalizeService)(r.Service); err != nil {
+			errs = append(errs, fmt.Errorf("%s service: %w", table, err))
+		}
+		for _, kp := range r.problems(true) {
+			errs = append(errs, fmt.Errorf("%s %s: %w", table, kp.name(), kp.err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// validate returns the problems of one rule, each starting with its key.
-func (r Rule) validate() []error {
-	var errs []error
-	add := func(key string, err error) {
+// serviceTable is the TOML table header of a service's rule.
+func serviceTable(svc string) string {
+	return "[service." + tomlString(svc) + "]"
+}
+
+// keyProblem is a problem with one key of a rule: path names the key
+// within the rule (["fields"], ["password", "entry"]), index the list item
+// (-1 for the key itself).
+type keyProblem struct {
+	path  []string
+	index int
+	err   error
+}
+
+// name renders the key for a message: fields, password.entry.
+func (kp keyProblem) name() string {
+	return strings.Join(kp.path, ".")
+}
+
+// problems returns the problems of one rule. With values, it also checks
+// that each value is valid and in normal form (for a Rule built in code;
+// Parse normalises values as it reads them, then checks only the rest).
+func (r Rule) problems(values bool) []keyProblem {
+	var kps []keyProblem
+	add := func(err error, index int, path ...string) {
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			kps = append(kps, keyProblem{path: path, index: index, err: err})
 		}
 	}
-	add("service", canonical(NormalizeService)(r.Service))
-	add(keyFrameAncestors, checkList(r.FrameAncestors, canonical(normalizeAncestor)))
-	add(keyAgents, checkList(r.Agents, canonical(normalizeAgent)))
-	add(keyFields, checkList(r.Fields, canonical(normalizeField)))
-	add(keyAllowVia, checkList(r.AllowVia, canonical(normalizeAllowVia)))
-	if r.Then != "" {
-		add(keyThen, oneOf(r.Then, ThenSubmit, ThenNone))
+	if values {
+		list := func(key string, items []string, norm func(string) (string, error)) {
+			i, err := checkListAt(items, canonical(norm))
+			add(err, i, key)
+		}
+		list(keyFrameAncestors, r.FrameAncestors, normalizeAncestor)
+		list(keyAgents, r.Agents, normalizeAgent)
+		list(keyFields, r.Fields, normalizeField)
+		list(keyAllowVia, r.AllowVia, normalizeAllowVia)
+		if r.Then != "" {
+			add(oneOf(r.Then, ThenSubmit, ThenNone), -1, keyThen)
+		}
+		if r.Approval != "" {
+			add(oneOf(r.Approval, ApprovalEach, ApprovalLease, ApprovalNone), -1, keyApproval)
+		}
+		if r.Lease != 0 {
+			add(checkLease(r.Lease), -1, keyLease)
+		}
 	}
-	return errs
+	if r.Lease != 0 && r.Approval != ApprovalLease {
+		add(fmt.Errorf("a lease is only for approval = %s; set approval = %s too, or leave %s out", tomlString(ApprovalLease), tomlString(ApprovalLease), keyLease), -1, keyLease)
+	}
+	for _, fs := range []struct {
+		key string
+		src *Source
+	}{{keyPassword, r.Password}, {keyOTP, r.OTP}} {
+		if fs.src == nil {
+			continue
+		}
+		for _, kp := range fs.src.problems(fs.key, values) {
+			kps = append(kps, keyProblem{path: append([]string{fs.key}, kp.path...), index: -1, err: kp.err})
+		}
+		if r.Approval == ApprovalNone && fs.src.Store == StoreKeePassXC && fs.src.dbPassword() == DBPasswordPrompt {
+			add(fmt.Errorf("approval = %s fills with no prompt, so nobody could type the KeePassXC database password; give the database a key_file and set db_password = %s", tomlString(ApprovalNone), tomlString(DBPasswordNone)), -1, keyApproval)
+		}
+	}
+	return kps
+}
+
+// checkLease checks a lease duration.
+func checkLease(d time.Duration) error {
+	if d < MinLease || d > MaxLease || d%time.Second != 0 {
+		return fmt.Errorf("%s is out of range; use whole seconds from %s to %s", formatDuration(d), formatDuration(MinLease), formatDuration(MaxLease))
+	}
+	return nil
 }
 
 // canonical turns a normaliser into a check that the value is already in
@@ -192,15 +294,21 @@ func canonical(norm func(string) (string, error)) func(string) error {
 
 // checkList checks every item of a list and refuses duplicates.
 func checkList(items []string, check func(string) error) error {
+	_, err := checkListAt(items, check)
+	return err
+}
+
+// checkListAt is checkList that also says which item is wrong.
+func checkListAt(items []string, check func(string) error) (int, error) {
 	for i, it := range items {
 		if err := check(it); err != nil {
-			return err
+			return i, err
 		}
 		if slices.Contains(items[:i], it) {
-			return fmt.Errorf("%s is listed twice", quote(it))
+			return i, fmt.Errorf("%s is listed twice", quote(it))
 		}
 	}
-	return nil
+	return -1, nil
 }
 
 // oneOf checks that s is one of the valid words.
@@ -281,7 +389,8 @@ func checkCDPURL(s string, allowHosts []string) error {
 }
 
 // normalizeAncestor checks an origin a rule allows to contain the focused
-// frame: exactly as a browser writes it, https (http only on loopback).
+// frame: exactly as a browser writes it, https (http only on loopback), on
+// any port (the origin names it exactly).
 func normalizeAncestor(s string) (string, error) {
 	o, err := parseOrigin(s)
 	if err != nil {

@@ -6,15 +6,18 @@ package policy
 // one asked for. Routing uses it to pick one of several browsers before
 // the chosen browser's host runs the full Evaluate.
 func (p *Policy) Serves(service, field, origin, fieldKind string) bool {
-	svc, err := NormalizeService(service)
+	if p == nil {
+		p = Default()
+	}
+	svc, err := parseService(service)
 	if err != nil || (field != fieldPassword && field != fieldOTP) || fieldKind != field {
 		return false
 	}
+	svc.exactHost = p.exactHost(svc.String())
 	o, err := parseOrigin(origin)
 	if err != nil {
 		return false
 	}
-	h, _ := normalizeHost(svc)
-	_, ok := matchService(o, h, CheckOrigin, "")
+	_, ok := matchService(o, svc, CheckOrigin, "")
 	return ok
 }

@@ -20,6 +20,9 @@ func TestServes(t *testing.T) {
 		{"localhost", fieldPassword, "http://localhost:8080", fieldPassword, true},
 		{"github.com", fieldPassword, "null", fieldPassword, false},
 		{"github.com", "other", "https://github.com", "other", false},
+		{"github.com:8443", fieldPassword, "https://github.com:8443", fieldPassword, true},
+		{"github.com:8443", fieldPassword, "https://github.com", fieldPassword, false},
+		{"192.168.1.1:8443", fieldPassword, "https://192.168.1.1:8443", fieldPassword, true},
 	} {
 		if got := p.Serves(c.service, c.field, c.origin, c.kind); got != c.want {
 			t.Errorf("Serves(%q, %q, %q, %q) = %v, want %v", c.service, c.field, c.origin, c.kind, got, c.want)

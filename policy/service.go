@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -13,9 +14,11 @@ import (
 const maxHostLen = 253
 
 // ValidService returns nil when s names a service fillgate may fill for,
-// else an error that says what is wrong. A service is a DNS host
+// else an error that says what is wrong. A service is a host — a DNS name
 // (`github.com`, `login.example.co.uk`), `localhost` or a name under it, or
-// an IP literal (IPv6 without brackets); see NormalizeService for the rules.
+// an IP literal (IPv6 without brackets) — with an optional port
+// (`nas.lan:8443`, `192.168.1.1:8443`, `[::1]:8443`); see NormalizeService
+// for the rules.
 func ValidService(s string) error {
 	_, err := NormalizeService(s)
 	return err
@@ -26,28 +29,138 @@ func ValidService(s string) error {
 //
 // Upper case is folded to lower case and an IP literal is written in its
 // canonical form (`0:0:0:0:0:0:0:1` becomes `::1`). Everything else is
-// refused rather than guessed at: a scheme, port, path, user info, wildcard,
+// refused rather than guessed at: a scheme, path, user info, wildcard,
 // trailing dot, empty label, a name browsers would read as an IPv4 address
 // (`127.1`, `0x7f.0.0.1`), and a bare public suffix (`com`, `co.uk`,
 // `github.io`, or any single label other than `localhost`), since a suffix
 // would match sites of many owners.
+//
+// A port is written after a colon (an IPv6 address then goes in brackets,
+// `[2001:db8::1]:8443`) as a decimal number from 1 to 65535 without leading
+// zeros. A service with a port covers pages on exactly that port; one
+// without covers only the default port (on loopback hosts, any port). Port
+// 443 on a host that is not loopback is refused: it is the https default,
+// so the service is the host alone.
 //
 // Non-ASCII names are refused: write an internationalised name in its
 // punycode (`xn--`) form, which is how browsers report the page's origin.
 // This keeps look-alike letters from other scripts out of the service name
 // the human reads in the prompt.
 func NormalizeService(s string) (string, error) {
-	h, err := normalizeHost(s)
+	svc, err := parseService(s)
 	if err != nil {
-		return "", fmt.Errorf("service %s: %w", quote(s), err)
+		return "", err
 	}
-	if h.ip.IsValid() || isLocalhost(h.name) {
-		return h.String(), nil
+	return svc.String(), nil
+}
+
+// service is a parsed service: a host, a port, and whether names under the
+// host belong to it (per the policy's subdomains key).
+type service struct {
+	host host
+	port string // "" for the default port (any port on loopback)
+	// exactHost is true when only the host itself belongs to the service,
+	// not the names under it (subdomains = false in the policy).
+	exactHost bool
+}
+
+// parseService parses s as a service (see NormalizeService).
+func parseService(s string) (service, error) {
+	svc, err := splitService(s)
+	if err != nil {
+		return service{}, err
 	}
-	if ps, _ := publicsuffix.PublicSuffix(h.name); ps == h.name {
-		return "", fmt.Errorf("service %s: %s is a public suffix (like com, co.uk or github.io) shared by sites of many owners; name the site itself, e.g. example.%s", quote(s), h.name, h.name)
+	h, port := svc.host, svc.port
+	if port == "443" && !h.loopback() {
+		return service{}, fmt.Errorf("service %s: 443 is the default https port; write the host alone, %s", quote(s), h)
 	}
-	return h.String(), nil
+	if !h.ip.IsValid() && !isLocalhost(h.name) {
+		if ps, _ := publicsuffix.PublicSuffix(h.name); ps == h.name {
+			return service{}, fmt.Errorf("service %s: %s is a public suffix (like com, co.uk or github.io) shared by sites of many owners; name the site itself, e.g. example.%s", quote(s), h.name, h.name)
+		}
+	}
+	return service{host: h, port: port}, nil
+}
+
+// splitService parses s into host and port, without the checks a
+// service name gets once (port 443, public suffixes): it reads the service
+// of a rule that was checked when the policy was read.
+func splitService(s string) (service, error) {
+	if err := serviceShape(s); err != nil {
+		return service{}, fmt.Errorf("service %s: %w", quote(s), err)
+	}
+	hostText, port, err := splitServicePort(s)
+	if err != nil {
+		return service{}, fmt.Errorf("service %s: %w", quote(s), err)
+	}
+	h, err := normalizeHost(hostText)
+	if err != nil {
+		return service{}, fmt.Errorf("service %s: %w", quote(s), err)
+	}
+	return service{host: h, port: port}, nil
+}
+
+// serviceShape refuses the ways a service is written wrongly that a port
+// would hide: a scheme, path, query or user info.
+func serviceShape(s string) error {
+	switch {
+	case strings.Contains(s, "://"):
+		return errors.New("write the host alone, without a scheme (github.com, not https://github.com)")
+	case strings.ContainsAny(s, "/?#\\"):
+		return errors.New("write the host alone, without a path or query")
+	case strings.Contains(s, "@"):
+		return errors.New("write the host alone, without user info")
+	}
+	return nil
+}
+
+// splitServicePort splits "host", "host:port", "v6" or "[v6]:port".
+func splitServicePort(s string) (hostText, port string, err error) {
+	if v6, ok := strings.CutPrefix(s, "["); ok {
+		addr, after, ok := strings.Cut(v6, "]")
+		port, hasPort := strings.CutPrefix(after, ":")
+		if !ok || !hasPort || !strings.Contains(addr, ":") {
+			return "", "", errors.New("write an IPv6 address without brackets (::1), or in brackets with a port ([::1]:8443)")
+		}
+		return addr, port, checkServicePort(port)
+	}
+	if strings.Count(s, ":") != 1 {
+		return s, "", nil
+	}
+	hostText, port, _ = strings.Cut(s, ":")
+	return hostText, port, checkServicePort(port)
+}
+
+// checkServicePort accepts a decimal port from 1 to 65535 without leading
+// zeros.
+func checkServicePort(p string) error {
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 || p[0] == '0' || strconv.Itoa(n) != p {
+		return fmt.Errorf("bad port %s; write a number from 1 to 65535, like nas.lan:8443", quote(p))
+	}
+	return nil
+}
+
+// String returns the canonical text of the service.
+func (s service) String() string {
+	if s.port == "" {
+		return s.host.String()
+	}
+	if s.host.ip.Is6() {
+		return "[" + s.host.String() + "]:" + s.port
+	}
+	return s.host.String() + ":" + s.port
+}
+
+// portNoun names the ports s covers, for a sentence.
+func (s service) portNoun() string {
+	switch {
+	case s.port != "":
+		return "port " + s.port
+	case s.host.loopback():
+		return "any port"
+	}
+	return "the default port"
 }
 
 // host is a parsed host name: either an IP address or a lower-case DNS name.
@@ -118,7 +231,7 @@ func hostShape(s string) error {
 	case strings.Contains(s, "@"):
 		return errors.New("write the host alone, without user info")
 	case strings.Contains(s, "*"):
-		return errors.New("wildcards are not allowed; a service already covers its subdomains")
+		return errors.New("wildcards are not allowed; a service already covers its subdomains (unless its policy section says subdomains = false)")
 	case strings.HasPrefix(s, "["):
 		return errors.New("write an IPv6 address without brackets, e.g. ::1")
 	}

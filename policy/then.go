@@ -37,7 +37,7 @@ func (p *Policy) Then(focused, asked string) (string, Decision) {
 		return "", refuse(CheckOrigin, "The focused frame's origin %s is refused: %v.", quote(focused), err)
 	}
 	var submit, none *Rule
-	for _, r := range p.rulesFor(o.host) {
+	for _, r := range p.rulesFor(o) {
 		switch r.Then {
 		case ThenSubmit:
 			submit = firstRule(submit, r)

@@ -83,6 +83,13 @@ func TestHostMatches(t *testing.T) {
 		{"null", "github.com", false},
 		{"https://github.com", "", false},
 		{"http://127.0.0.1:8080", "127.0.0.1", true},
+		{"https://nas.lan:8443", "nas.lan:8443", true},
+		{"https://a.nas.lan:8443", "nas.lan:8443", true},
+		{"https://nas.lan:9443", "nas.lan:8443", false},
+		{"https://nas.lan", "nas.lan:8443", false},
+		{"https://nas.lan", "nas.lan:443", true},
+		{"https://[::1]:8443", "[::1]:8443", true},
+		{"https://192.168.1.1:8443", "192.168.1.1:8443", true},
 	} {
 		if got := hostMatches(c.origin, c.service); got != c.want {
 			t.Errorf("hostMatches(%q, %q) = %v", c.origin, c.service, got)

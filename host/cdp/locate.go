@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -440,7 +441,8 @@ func (b *Browser) forgetWorld(w *world) {
 }
 
 // hostMatches reports whether origin's host is service or a subdomain of
-// it. It only picks a tab; the policy makes the real decision.
+// it, on the service's port when it names one (host:port, [v6]:port). It
+// only picks a tab; the policy makes the real decision.
 func hostMatches(origin, service string) bool {
 	u, err := url.Parse(origin)
 	if err != nil {
@@ -448,6 +450,16 @@ func hostMatches(origin, service string) bool {
 	}
 	host := strings.ToLower(u.Hostname())
 	svc := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(service), "."))
+	if h, port, err := net.SplitHostPort(svc); err == nil {
+		p := u.Port()
+		if p == "" {
+			p = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+		}
+		if p != port {
+			return false
+		}
+		svc = h
+	}
 	return svc != "" && (host == svc || strings.HasSuffix(host, "."+svc))
 }
 

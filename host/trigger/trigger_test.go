@@ -197,7 +197,7 @@ func TestAutoFallsBackToCDPWithoutAHost(t *testing.T) {
 func TestPolicyVia(t *testing.T) {
 	t.Run("extension: no CDP fallback", func(t *testing.T) {
 		w := newWorld(t)
-		w.policy("via = extension\n")
+		w.policy("via = \"extension\"\n")
 		res := w.fill("example.com", "")
 		wantResult(t, res, fill.StatusFailed, fill.ViaExtension, "no host answered", "fillgate doctor")
 		w.contacts(0, false)
@@ -205,7 +205,7 @@ func TestPolicyVia(t *testing.T) {
 	t.Run("cdp: the host is not asked", func(t *testing.T) {
 		w := newWorld(t)
 		w.host(&fakeHost{})
-		w.policy("via = cdp\n")
+		w.policy("via = \"cdp\"\n")
 		res := w.fill("example.com", trigger.ViaAuto)
 		wantResult(t, res, fill.StatusFailed, fill.ViaCDP, "(from FILLGATE_CDP_URL)")
 		if strings.Contains(res.Detail, "extension is running") {
@@ -219,7 +219,7 @@ func TestViaFlagBeatsThePolicy(t *testing.T) {
 	t.Run("cdp over a policy of extension", func(t *testing.T) {
 		w := newWorld(t)
 		w.host(&fakeHost{})
-		w.policy("via = extension\n")
+		w.policy("via = \"extension\"\n")
 		res := w.fill("example.com", trigger.ViaCDP)
 		wantResult(t, res, fill.StatusFailed, fill.ViaCDP)
 		w.contacts(0, true)
@@ -227,7 +227,7 @@ func TestViaFlagBeatsThePolicy(t *testing.T) {
 	t.Run("extension over a policy of cdp", func(t *testing.T) {
 		w := newWorld(t)
 		w.host(&fakeHost{})
-		w.policy("via = cdp\n")
+		w.policy("via = \"cdp\"\n")
 		res := w.fill("example.com", trigger.ViaExtension)
 		wantResult(t, res, fill.StatusOK, fill.ViaExtension, "fake host")
 		w.contacts(1, false)
@@ -250,12 +250,12 @@ func TestUnknownViaIsRefused(t *testing.T) {
 
 func TestInvalidPolicyIsRefused(t *testing.T) {
 	for name, write := range map[string]func(w *world){
-		"syntax": func(w *world) { w.policy("via = sometimes\nno equals sign here\n") },
+		"syntax": func(w *world) { w.policy("via = \"sometimes\"\nno equals sign here\n") },
 		"non-loopback cdp_url": func(w *world) {
-			w.policy("cdp_url = http://10.255.255.1:9222\n")
+			w.policy("cdp_url = \"http://10.255.255.1:9222\"\n")
 		},
 		"writable by anyone": func(w *world) {
-			w.policy("via = auto\n")
+			w.policy("via = \"auto\"\n")
 			path, _ := dirs.PolicyFile(w.env)
 			if err := os.Chmod(path, 0o666); err != nil {
 				w.t.Fatal(err)

@@ -678,7 +678,7 @@ func TestCLI(t *testing.T) {
 
 	t.Run("cdp-tab prompt, password, --via cdp", func(t *testing.T) {
 		sc := e.scene(t)
-		sc.policy("prompt_opener = cdp-tab\n")
+		sc.policy("prompt_opener = \"cdp-tab\"\n")
 		tb := sc.userTab(sc.originA + "/password")
 		tb.click(100, 95)
 		secret := sc.secret()
@@ -787,9 +787,9 @@ func TestCLI(t *testing.T) {
 			{"browser WebSocket URL", sc.chrome.WebSocketURL, "", "", fill.StatusRefused, strings.Replace(live, "http://", "ws://", 1) + " (from FILLGATE_CDP_URL)"},
 		} {
 			sc.vars["FILLGATE_CDP_URL"], sc.vars["BROWSER_CDP_URL"] = c.fillgate, c.brw
-			pol := "rate_limit = 100/1m\n"
+			pol := "rate_limit = \"100/1m\"\n"
 			if c.policy != "" {
-				pol += "cdp_url = " + c.policy + "\n"
+				pol += "cdp_url = \"" + c.policy + "\"\n"
 			}
 			sc.policy(pol)
 			o := sc.fillgate(time.Minute, "--service", "127.0.0.2", "--via", "cdp", "--json").wait()
@@ -828,13 +828,13 @@ func TestCLI(t *testing.T) {
 		refused("BROWSER_CDP_URL")
 		// The allow list names exact hosts: another one does not help.
 		sc.vars["FILLGATE_CDP_URL"], sc.vars["BROWSER_CDP_URL"] = remote, ""
-		sc.policy("cdp_allow_hosts = 10.255.255.2, devbox.lan\n")
+		sc.policy("cdp_allow_hosts = [\"10.255.255.2\", \"devbox.lan\"]\n")
 		refused("another host allowed")
 
 		// In the policy's cdp_url, without the allow list, the policy
 		// itself is invalid.
 		sc.vars["FILLGATE_CDP_URL"] = ""
-		sc.policy("cdp_url = " + remote + "\n")
+		sc.policy("cdp_url = \"" + remote + "\"\n")
 		o := sc.fillgate(20*time.Second, "--service", "127.0.0.1", "--via", "cdp", "--json").wait()
 		if o.Status != fill.StatusRefused || !strings.Contains(o.Detail, "fillgate policy check") {
 			t.Errorf("policy cdp_url off loopback: got %s, want refused with the policy check hint", sc.safe(o.stdout))
@@ -857,7 +857,7 @@ func TestCLI(t *testing.T) {
 		refused("a loopback alias, not allowed")
 		// Allowed, a host off loopback is used only over TLS: over http it
 		// is refused before anything is dialled, with the reason.
-		sc.policy("cdp_allow_hosts = " + alias + "\n")
+		sc.policy("cdp_allow_hosts = [\"" + alias + "\"]\n")
 		o = sc.fillgate(time.Minute, "--service", "127.0.0.1", "--via", "cdp", "--json").wait()
 		if o.Status != fill.StatusRefused || !strings.Contains(o.Detail, "must use wss:// or https://") {
 			t.Errorf("an allowed host over http: got %s, want refused as not over TLS", sc.safe(o.stdout))
@@ -983,7 +983,7 @@ func TestCLI(t *testing.T) {
 		}
 
 		// The human closes the prompt tab.
-		sc.policy("prompt_opener = cdp-tab\n")
+		sc.policy("prompt_opener = \"cdp-tab\"\n")
 		r = sc.fill("--service", "127.0.0.1", "--json")
 		id, _ := sc.promptTab(r)
 		if _, err := cdp.Call(sc.ctx, chromedp.FromContext(sc.bctx).Browser, target.CloseTarget, target.CloseTargetParams{TargetID: id}); err != nil {

@@ -32,8 +32,8 @@ import (
 // reasons that are not theirs. Every check on the page and field stays as
 // it is.
 const testPolicy = `# fillgate end-to-end tests: many requests from one agent in a minute.
-rate_limit = 1000/1m
-no_response_cooldown = 0s
+rate_limit = "1000/1m"
+no_response_cooldown = "0s"
 `
 
 // rig is one fillgate set-up in a temp root: HOME and the XDG dirs, a

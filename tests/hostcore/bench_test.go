@@ -16,7 +16,7 @@ import (
 // benchPolicy allows one agent 1000 requests a second, the most a policy
 // can; the fill benchmarks also keep under it (see pacer), since the
 // host would refuse a tight loop.
-const benchPolicy = "rate_limit = 1000/1s\n"
+const benchPolicy = "rate_limit = \"1000/1s\"\n"
 
 // pacer spaces the starts of a loop's requests 1.1 ms apart (at most 910
 // in any second), sleeping outside the benchmark's timer.

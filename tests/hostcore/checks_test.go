@@ -3,6 +3,7 @@ package hostcore
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/host/agentsock"
@@ -43,7 +44,9 @@ func TestRefusedBeforeThePrompt(t *testing.T) {
 		{"http on a public host", "github.com", loginPage("http://github.com"), nil,
 			"is not https (plain http is allowed only on localhost and loopback addresses)"},
 		{"other port on a public host", "github.com", loginPage("https://github.com:8443"), nil,
-			"uses a non-default port"},
+			"is on port 8443, and a service without a port covers only the default port (ask for github.com:8443 to fill there)"},
+		{"service with a port, other port", "github.com:8443", loginPage("https://github.com:9443"), nil,
+			"is on port 9443, not github.com:8443's port 8443"},
 		{"cross-origin frame chain", "github.com", inFrames("https://github.com", "https://evil.test"), nil,
 			"inside a page from https://evil.test"},
 		{"frame of the service inside a foreign top page", "github.com", inFrames("https://github.com", "https://github.com", "https://evil.test"), nil,
@@ -88,6 +91,28 @@ func TestLoopbackOverHTTP(t *testing.T) {
 			got := r.fill(c.service)
 			r.expect(got, fill.StatusOK, "inserted into the focused password field")
 			r.expectWhere(got, c.service, c.origin, fill.FieldPassword)
+			r.expectInserted(r.secret)
+		})
+	}
+}
+
+// TestServiceWithAPort: a service that names its port fills a page on
+// exactly that port, a router's IP address included (the refusals for
+// other ports are in TestRefusedBeforeThePrompt).
+func TestServiceWithAPort(t *testing.T) {
+	for _, c := range []struct{ service, origin string }{
+		{"nas.lan:8443", "https://nas.lan:8443"},
+		{"NAS.lan:8443", "https://nas.lan:8443"},
+		{"192.168.1.1:8443", "https://192.168.1.1:8443"},
+		{"localhost:3000", "http://localhost:3000"},
+	} {
+		t.Run(c.service, func(t *testing.T) {
+			r := newRig(t, setup{page: loginPage(c.origin)})
+			r.behave(answers(r.secret))
+			got := r.fill(c.service)
+			r.expect(got, fill.StatusOK, "inserted into the focused password field")
+			want := strings.ToLower(c.service)
+			r.expectWhere(got, want, c.origin, fill.FieldPassword)
 			r.expectInserted(r.secret)
 		})
 	}

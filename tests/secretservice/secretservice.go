@@ -2,7 +2,7 @@
 
 // Package secretservice starts a private, unlocked Secret Service
 // (gnome-keyring under its own D-Bus session bus) for tests that need a
-// real keyring.
+// real keyring, and can lock it again.
 package secretservice
 
 import (
@@ -16,33 +16,114 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/godbus/dbus/v5"
 )
+
+// Service is a running private Secret Service.
+type Service struct {
+	// Data is XDG_DATA_HOME: gnome-keyring keeps its (encrypted) keyring
+	// files under Data/keyrings.
+	Data string
+	// Runtime is XDG_RUNTIME_DIR.
+	Runtime string
+}
 
 // Start launches dbus-daemon and gnome-keyring-daemon with their state in
 // temp dirs, points this test process at them (t.Setenv), and stops them
 // when the test ends. It fails the test, never skips, when the programs are
-// missing: .ci/run installs them.
-func Start(t *testing.T) {
+// missing: tests/setup installs them.
+func Start(t *testing.T) *Service {
 	t.Helper()
-	for _, bin := range []string{"dbus-daemon", "gnome-keyring-daemon"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Fatalf("%s not found: run apt-get install -y dbus gnome-keyring", bin)
+	s, env, addr := startBus(t)
+	if _, err := exec.LookPath("gnome-keyring-daemon"); err != nil {
+		t.Fatalf("gnome-keyring-daemon not found: run tests/setup (apt-get install -y gnome-keyring)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	owned := watchName(t, ctx, addr, "org.freedesktop.secrets")
+	kr := exec.CommandContext(ctx, "gnome-keyring-daemon", "--unlock", "--components=secrets", "--daemonize")
+	kr.Env = env
+	// The login keyring's password: a fixed test value, not a fillgate secret.
+	kr.Stdin = strings.NewReader("fillgate-test-keyring\n")
+	kout, err := kr.Output()
+	if err != nil {
+		t.Fatalf("start gnome-keyring-daemon: %v", err)
+	}
+	for _, line := range strings.Split(string(kout), "\n") {
+		if p, ok := strings.CutPrefix(line, "GNOME_KEYRING_PID="); ok {
+			if kpid, err := strconv.Atoi(p); err == nil {
+				t.Cleanup(func() { _ = syscall.Kill(kpid, syscall.SIGTERM) })
+			}
 		}
 	}
+	// --daemonize returns before the daemon has its name on the bus.
+	if err := owned(); err != nil {
+		t.Fatalf("gnome-keyring-daemon did not take org.freedesktop.secrets on the bus: %v", err)
+	}
+	setEnv(t, s, addr)
+	return s
+}
+
+// watchName starts watching the bus at addr for name to get an owner; the
+// function it returns waits for that (or for ctx to end).
+func watchName(t *testing.T, ctx context.Context, addr, name string) func() error {
+	t.Helper()
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatalf("connect to the test bus: %v", err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if err := conn.AddMatchSignal(dbus.WithMatchInterface("org.freedesktop.DBus"), dbus.WithMatchMember("NameOwnerChanged"), dbus.WithMatchArg(0, name)); err != nil {
+		t.Fatalf("watch the test bus: %v", err)
+	}
+	signals := make(chan *dbus.Signal, 8)
+	conn.Signal(signals)
+	return func() error {
+		var has bool
+		if err := conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, name).Store(&has); err != nil {
+			return err
+		}
+		for !has {
+			select {
+			case sig := <-signals:
+				has = len(sig.Body) == 3 && sig.Body[2] != ""
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+}
+
+// StartBus launches a private D-Bus session bus with no Secret Service on
+// it, and points this test process at it.
+func StartBus(t *testing.T) *Service {
+	t.Helper()
+	s, _, addr := startBus(t)
+	setEnv(t, s, addr)
+	return s
+}
+
+// startBus starts dbus-daemon; it returns the environment for programs on
+// that bus and its address.
+func startBus(t *testing.T) (*Service, []string, string) {
+	t.Helper()
+	if _, err := exec.LookPath("dbus-daemon"); err != nil {
+		t.Fatalf("dbus-daemon not found: run tests/setup (apt-get install -y dbus)")
+	}
 	root := t.TempDir()
-	runtime := filepath.Join(root, "run")
-	data := filepath.Join(root, "data")
-	for _, d := range []string{runtime, data} {
+	s := &Service{Runtime: filepath.Join(root, "run"), Data: filepath.Join(root, "data")}
+	for _, d := range []string{s.Runtime, s.Data} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-
 	bus := exec.CommandContext(ctx, "dbus-daemon", "--session", "--fork", "--nopidfile",
-		"--print-address=1", "--print-pid=1", "--address=unix:path="+filepath.Join(runtime, "bus"))
-	bus.Env = []string{"PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + runtime}
+		"--print-address=1", "--print-pid=1", "--address=unix:path="+filepath.Join(s.Runtime, "bus"))
+	bus.Env = []string{"PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + s.Runtime}
 	out, err := bus.Output()
 	if err != nil {
 		t.Fatalf("start dbus-daemon: %v", err)
@@ -60,30 +141,53 @@ func Start(t *testing.T) {
 		t.Fatalf("dbus-daemon printed no address/pid")
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGTERM) })
-
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"DBUS_SESSION_BUS_ADDRESS=" + addr,
-		"XDG_RUNTIME_DIR=" + runtime,
-		"XDG_DATA_HOME=" + data,
+		"XDG_RUNTIME_DIR=" + s.Runtime,
+		"XDG_DATA_HOME=" + s.Data,
 		"HOME=" + root,
 	}
-	kr := exec.CommandContext(ctx, "gnome-keyring-daemon", "--unlock", "--components=secrets", "--daemonize")
-	kr.Env = env
-	// The login keyring's password: a fixed test value, not a fillgate secret.
-	kr.Stdin = strings.NewReader("fillgate-test-keyring\n")
-	kout, err := kr.Output()
-	if err != nil {
-		t.Fatalf("start gnome-keyring-daemon: %v", err)
-	}
-	for _, line := range strings.Split(string(kout), "\n") {
-		if p, ok := strings.CutPrefix(line, "GNOME_KEYRING_PID="); ok {
-			if kpid, err := strconv.Atoi(p); err == nil {
-				t.Cleanup(func() { _ = syscall.Kill(kpid, syscall.SIGTERM) })
-			}
+	return s, env, addr
+}
+
+// setEnv points this process at the bus, and makes sure the process-wide
+// D-Bus connection (godbus's dbus.SessionBus, which go-keyring uses) is
+// one to this bus while the test runs and is closed when it ends, so the
+// next test connects afresh to its own bus.
+func setEnv(t *testing.T, s *Service, addr string) {
+	t.Helper()
+	closeShared := func() {
+		if c, err := dbus.SessionBus(); err == nil {
+			_ = c.Close()
 		}
 	}
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
-	t.Setenv("XDG_RUNTIME_DIR", runtime)
-	t.Setenv("XDG_DATA_HOME", data)
+	t.Setenv("XDG_RUNTIME_DIR", s.Runtime)
+	t.Setenv("XDG_DATA_HOME", s.Data)
+	// The shared connection may still be one to an earlier test's bus:
+	// close it so the next call dials this one. Cleanups run last-first,
+	// so the one below runs while this test's environment is still set.
+	if c, err := dbus.SessionBus(); err == nil && c.Connected() {
+		_ = c.Close()
+	}
+	t.Cleanup(closeShared)
+}
+
+// Lock locks the login keyring, as a screen locker or `secret-tool lock`
+// does.
+func Lock(t *testing.T) {
+	t.Helper()
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		t.Fatalf("connect to the session bus: %v", err)
+	}
+	defer conn.Close()
+	var locked []dbus.ObjectPath
+	var prompt dbus.ObjectPath
+	err = conn.Object("org.freedesktop.secrets", "/org/freedesktop/secrets").
+		Call("org.freedesktop.Secret.Service.Lock", 0, []dbus.ObjectPath{"/org/freedesktop/secrets/collection/login"}).Store(&locked, &prompt)
+	if err != nil || len(locked) != 1 || prompt != "/" {
+		t.Fatalf("lock the login keyring: %v (locked %v, prompt %v)", err, locked, prompt)
+	}
 }

@@ -3,41 +3,14 @@ package policy
 import (
 	"errors"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestParseEmptyIsDefault(t *testing.T) {
-	for _, text := range []string{"", "\n\n", "# only a comment\n   \n\t# another\n", "\ufeff# with a byte-order mark\n"} {
-		p, err := Parse("empty.policy", []byte(text))
-		if err != nil {
-			t.Fatalf("Parse(%q): %v", text, err)
-		}
-		if !reflect.DeepEqual(p, Default()) {
-			t.Errorf("Parse(%q) = %+v; want the defaults", text, p)
-		}
-	}
-}
-
-func TestDefault(t *testing.T) {
-	p := Default()
-	if p.PromptBudget != 90*time.Second || p.NoResponseCooldown != 10*time.Minute ||
-		p.RateLimit != 6 || p.RateWindow != time.Minute || p.CDPURL != "" ||
-		len(p.CDPAllowHosts) != 0 || p.PromptOpener != OpenerSystem || p.Via != ViaAuto || len(p.Rules) != 0 {
-		t.Fatalf("Default() = %+v", p)
-	}
-	if err := p.Validate(); err != nil {
-		t.Fatalf("Default().Validate() = %v", err)
-	}
-	p.Rules = append(p.Rules, Rule{Service: "x.test"})
-	if len(Default().Rules) != 0 {
-		t.Fatal("Default() shares state between calls")
-	}
-}
-
-func TestParseEveryKey(t *testing.T) {
+// TestLegacyEveryKey reads every key of the old format, and converts the
+// file to TOML that says the same.
+func TestLegacyEveryKey(t *testing.T) {
 	text := "# every key\r\n" +
 		"prompt_budget = 2m\r\n" +
 		"no_response_cooldown=0s\n" +
@@ -54,7 +27,7 @@ func TestParseEveryKey(t *testing.T) {
 		"allow_via = extension, cdp\n" +
 		"[ service   127.0.0.1 ]\n" +
 		"fields = one-time-code\n"
-	got, err := Parse("every.policy", []byte(text))
+	got, err := ParseLegacy("every.policy", []byte(text))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -84,13 +57,25 @@ func TestParseEveryKey(t *testing.T) {
 	if err := got.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	again, err := Parse("formatted", got.Format())
+	converted, err := Migrate("every.policy", []byte(text))
+	if err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	again, err := Parse("converted", converted)
 	if err != nil || !reflect.DeepEqual(again, got) {
-		t.Fatalf("Parse(Format()) = %+v, %v; want the same policy back", again, err)
+		t.Fatalf("Parse(Migrate()) = %+v, %v; want the same policy back", again, err)
+	}
+	for _, keep := range []string{"# every key\r\n", "rate_limit = \"10/30s\" # ten per half minute\n", "[service.\"GitHub.com\"]\n", "\tprompt_opener = \"cdp-tab\"\n", "prompt_budget = \"2m\"\r\n",
+		"agents = [\"/usr/local/bin/claude\", \"/opt/agent dir/../bin/agent\"]\n", "[service.\"127.0.0.1\"]\n"} {
+		if !strings.Contains(string(converted), keep) {
+			t.Errorf("the converted file does not hold %q:\n%s", keep, converted)
+		}
 	}
 }
 
-func TestParseErrors(t *testing.T) {
+// TestLegacyErrors: the old-format reader (kept for migration) still
+// finds every problem, by line.
+func TestLegacyErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		text string
@@ -149,7 +134,8 @@ func TestParseErrors(t *testing.T) {
 		{"ancestor host only", "[service a.test]\nframe_ancestors = portal.example.net\n", []string{"2: frame_ancestors: \"portal.example.net\": not an origin (scheme://host); write an origin like https://portal.example.net"}},
 		{"ancestor upper case", "[service a.test]\nframe_ancestors = https://Portal.example.net\n", []string{"2: frame_ancestors: \"https://Portal.example.net\": host \"Portal.example.net\" is not written as a browser writes it"}},
 		{"ancestor null", "[service a.test]\nframe_ancestors = null\n", []string{"2: frame_ancestors: \"null\": an opaque origin"}},
-		{"ancestor port", "[service a.test]\nframe_ancestors = https://portal.example.net:8443\n", []string{"2: frame_ancestors: \"https://portal.example.net:8443\" uses a non-default port"}},
+		{"ancestor port", "[service a.test]\nframe_ancestors = https://portal.example.net:8443\n", nil},
+		{"service with a port", "[service nas.lan:8443]\n", []string{"1: service \"nas.lan:8443\": the old format has no ports"}},
 		{"ancestor twice", "[service a.test]\nframe_ancestors = https://p.test, https://p.test\n", []string{"2: frame_ancestors: \"https://p.test\" is listed twice"}},
 		{"agent relative", "[service a.test]\nagents = claude\n", []string{"2: agents: \"claude\" is not an absolute path to an executable"}},
 		{"agent twice", "[service a.test]\nagents = /bin/a, /bin/../bin/a\n", []string{"2: agents: \"/bin/../bin/a\" is listed twice"}},
@@ -164,15 +150,18 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := Parse("t.policy", []byte(c.text))
+			p, err := ParseLegacy("t.policy", []byte(c.text))
 			if len(c.want) == 0 {
 				if err != nil {
-					t.Fatalf("Parse: %v", err)
+					t.Fatalf("ParseLegacy: %v", err)
 				}
 				return
 			}
+			if _, merr := Migrate("t.policy", []byte(c.text)); merr == nil {
+				t.Errorf("Migrate converted a file with problems")
+			}
 			if p != nil || err == nil {
-				t.Fatalf("Parse = %+v, %v; want an error", p, err)
+				t.Fatalf("ParseLegacy = %+v, %v; want an error", p, err)
 			}
 			var pe *ParseError
 			if !errors.As(err, &pe) {
@@ -193,124 +182,5 @@ func TestParseErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestExample(t *testing.T) {
-	p, err := Parse("example.policy", Example())
-	if err != nil {
-		t.Fatalf("example.policy: %v", err)
-	}
-	d := Default()
-	if p.PromptBudget != d.PromptBudget || p.NoResponseCooldown != d.NoResponseCooldown ||
-		p.RateLimit != d.RateLimit || p.RateWindow != d.RateWindow || p.PromptOpener != d.PromptOpener || p.Via != d.Via {
-		t.Errorf("example.policy does not set the defaults: %+v", p)
-	}
-	if len(p.Rules) != 2 {
-		t.Errorf("example.policy has %d rules; want 2", len(p.Rules))
-	}
-	text := string(Example())
-	lines := strings.Split(text, "\n")
-	setAt := func(key string) int {
-		for i, l := range lines {
-			if strings.HasPrefix(l, key+" = ") || strings.HasPrefix(l, "# "+key+" = ") {
-				return i
-			}
-		}
-		return -1
-	}
-	for _, key := range topKeys() {
-		i := setAt(key)
-		if i < 1 {
-			t.Errorf("example.policy does not show %s = …", key)
-			continue
-		}
-		if prev := lines[i-1]; !strings.HasPrefix(prev, "# ") || strings.Contains(prev, " = ") {
-			t.Errorf("example.policy does not explain %s above it", key)
-		}
-	}
-	for _, key := range ruleKeys() {
-		if setAt(key) < 0 || !strings.Contains(text, "\n#   "+key+" ") {
-			t.Errorf("example.policy does not show and explain %s", key)
-		}
-	}
-	// Every commented-out setting in the example is valid too.
-	var uncommented []string
-	for _, l := range strings.Split(text, "\n") {
-		if rest, ok := strings.CutPrefix(l, "# "); ok && strings.Contains(rest, " = ") && !strings.Contains(rest, "(") {
-			if key, _, _ := strings.Cut(rest, " = "); !strings.Contains(key, " ") {
-				l = rest
-			}
-		}
-		uncommented = append(uncommented, l)
-	}
-	all, err := Parse("example.policy (all keys)", []byte(strings.Join(uncommented, "\n")))
-	switch {
-	case err != nil && runtime.GOOS == "windows" && strings.Contains(err.Error(), "absolute path"):
-	case err != nil:
-		t.Errorf("the commented-out settings of example.policy are not valid: %v", err)
-	case all.CDPURL == "" || len(all.CDPAllowHosts) == 0 || len(all.Rules[1].Agents) == 0:
-		t.Errorf("the commented-out settings of example.policy were not all read: %+v", all)
-	}
-	b := Example()
-	b[0] = 'X'
-	if Example()[0] == 'X' {
-		t.Error("Example() returns shared memory")
-	}
-}
-
-func TestValidate(t *testing.T) {
-	bad := &Policy{
-		PromptBudget:       time.Second,
-		NoResponseCooldown: -time.Second,
-		RateLimit:          0,
-		RateWindow:         time.Minute,
-		CDPURL:             "http://remote.test:9222",
-		CDPAllowHosts:      []string{"Remote.test"},
-		PromptOpener:       "",
-		Via:                "native",
-		Rules: []Rule{
-			{Service: "GitHub.com", FrameAncestors: []string{"http://evil.test"}, Agents: []string{"agent"}, Fields: []string{"otp"}, AllowVia: []string{ViaAuto}},
-			{Service: "a.test"},
-			{Service: "a.test"},
-		},
-	}
-	err := bad.Validate()
-	if err == nil {
-		t.Fatal("Validate accepted a bad policy")
-	}
-	for _, want := range []string{
-		"prompt_budget: 1s is out of range",
-		"no_response_cooldown: -1s is out of range",
-		"rate_limit: 0 requests",
-		`cdp_allow_hosts: "Remote.test" is not in normal form; write "remote.test"`,
-		`cdp_url: "http://remote.test:9222" is not on a loopback host`,
-		`prompt_opener: "" is not valid`,
-		`via: "native" is not valid`,
-		`[service GitHub.com] service: "GitHub.com" is not in normal form; write "github.com"`,
-		`[service GitHub.com] frame_ancestors: "http://evil.test" is not https`,
-		`[service GitHub.com] agents: "agent" is not an absolute path`,
-		`[service GitHub.com] fields: "otp" is not in normal form; write "one-time-code"`,
-		`[service GitHub.com] allow_via: "auto" is not valid`,
-		"[service a.test]: a second section for the same service",
-	} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate error does not say %q:\n%v", want, err)
-		}
-	}
-	good := mustParse(t, string(Example()))
-	if err := good.Validate(); err != nil {
-		t.Fatalf("a parsed policy does not validate: %v", err)
-	}
-}
-
-func TestFormatDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0: "0s", 90 * time.Second: "90s", 10 * time.Minute: "10m", 2 * time.Hour: "2h",
-		61 * time.Minute: "61m", 1500 * time.Millisecond: "1.5s", -time.Second: "-1s",
-	} {
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%v) = %q; want %q", d, got, want)
-		}
 	}
 }

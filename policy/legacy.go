@@ -5,65 +5,21 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
-// Keys of the policy file.
-const (
-	keyPromptBudget   = "prompt_budget"
-	keyCooldown       = "no_response_cooldown"
-	keyRateLimit      = "rate_limit"
-	keyCDPURL         = "cdp_url"
-	keyCDPAllowHosts  = "cdp_allow_hosts"
-	keyPromptOpener   = "prompt_opener"
-	keyVia            = "via"
-	keyFrameAncestors = "frame_ancestors"
-	keyAgents         = "agents"
-	keyFields         = "fields"
-	keyAllowVia       = "allow_via"
-	keyThen           = "then"
-)
-
-// topKeys and ruleKeys list the keys valid at the top of the file and in a
-// [service HOST] section, in the order Format writes them.
-func topKeys() []string {
+// legacyTopKeys and legacyRuleKeys list the keys the old format knew at
+// the top of the file and in a [service HOST] section.
+func legacyTopKeys() []string {
 	return []string{keyPromptBudget, keyCooldown, keyRateLimit, keyCDPURL, keyCDPAllowHosts, keyPromptOpener, keyVia}
 }
 
-func ruleKeys() []string {
+func legacyRuleKeys() []string {
 	return []string{keyFrameAncestors, keyAgents, keyFields, keyAllowVia}
 }
 
-// Problem is one problem in a policy file.
-type Problem struct {
-	File    string // the name given to Parse
-	Line    int    // 1-based line number
-	Message string // what is wrong and what would be valid
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string {
-	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message)
-}
-
-// ParseError is every problem Parse found, in line order.
-type ParseError struct {
-	Problems []Problem
-}
-
-// Error lists the problems, one "file:line: message" per line.
-func (e *ParseError) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.String()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// parser holds the state of one Parse call.
+// parser holds the state of one ParseLegacy call.
 type parser struct {
 	name     string
 	p        *Policy
@@ -74,16 +30,20 @@ type parser struct {
 	ruleSeen map[string]int // key -> line within the current section
 }
 
-// Parse reads a policy file. name is used in messages (usually the path).
-// Keys not set keep their defaults. On any problem it returns a
+// ParseLegacy reads a policy file in the old line format, which fillgate
+// no longer reads as a policy: `fillgate policy migrate` uses it to
+// convert such a file to TOML. name is used in messages (usually the
+// path). Keys not set keep their defaults. On any problem it returns a
 // *ParseError listing every problem as "name:LINE: message".
 //
 // The format: one setting per line as `key = value`; `#` starts a comment
 // at the start of a line or after a space; `[service HOST]` starts a
 // section of per-service rules that runs to the next section. Lists are
 // comma-separated. Durations are written like 90s, 10m or 1h. Unknown keys,
-// repeated keys and repeated sections are errors.
-func Parse(name string, data []byte) (*Policy, error) {
+// repeated keys and repeated sections are errors. It knows only the keys
+// the format had (legacyTopKeys, legacyRuleKeys), and services without
+// ports.
+func ParseLegacy(name string, data []byte) (*Policy, error) {
 	ps := &parser{name: name, p: Default(), seen: map[string]int{}, sections: map[string]int{}}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	for i, raw := range bytes.Split(data, []byte("\n")) {
@@ -148,11 +108,15 @@ func (ps *parser) section(n int, s string) {
 		ps.problem(n, "unknown section [%s]; the only section is [service HOST], e.g. [service github.com]", inner)
 		return
 	}
-	svc, err := NormalizeService(f[1])
+	parsed, err := parseService(f[1])
+	if err == nil && parsed.port != "" {
+		err = fmt.Errorf("service %s: the old format has no ports", quote(f[1]))
+	}
 	if err != nil {
 		ps.problem(n, "%v", err)
 		return
 	}
+	svc := parsed.String()
 	if first, dup := ps.sections[svc]; dup {
 		ps.problem(n, "a second [service %s] section; the first is on line %d, put its keys there", svc, first)
 		return
@@ -188,7 +152,7 @@ func (ps *parser) setting(n int, s string) {
 	}
 	seen[key] = n
 	if value == "" {
-		ps.problem(n, "%s has no value; %s", key, help(key))
+		ps.problem(n, "%s has no value; %s", key, legacyHelp(key))
 		return
 	}
 	var err error
@@ -205,7 +169,7 @@ func (ps *parser) setting(n int, s string) {
 // knownKey reports whether key is valid where it stands, recording a
 // problem when it is not.
 func (ps *parser) knownKey(n int, key string, inRule bool) bool {
-	here, there := topKeys(), ruleKeys()
+	here, there := legacyTopKeys(), legacyRuleKeys()
 	if inRule {
 		here, there = there, here
 	}
@@ -308,33 +272,8 @@ func parseList(v string, norm func(string) (string, error)) ([]string, error) {
 	return out, nil
 }
 
-// parseDuration reads a duration such as 90s, 10m, 1h or 1m30s.
-func parseDuration(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 || strings.ContainsAny(v, "+-") {
-		return 0, fmt.Errorf("%s is not a duration; write it like 90s, 10m or 1h", quote(v))
-	}
-	return d, nil
-}
-
-// parseRate reads "N/DURATION", e.g. 6/1m.
-func parseRate(p *Policy, v string) error {
-	ns, ws, ok := strings.Cut(v, "/")
-	ns, ws = strings.Trim(ns, " \t"), strings.Trim(ws, " \t")
-	n, err := strconv.Atoi(ns)
-	if !ok || err != nil || strings.HasPrefix(ns, "+") {
-		return fmt.Errorf("%s is not a rate; write requests/window, like 6/1m", quote(v))
-	}
-	w, err := parseDuration(ws)
-	if err != nil {
-		return fmt.Errorf("%s: the window %w", quote(v), err)
-	}
-	p.RateLimit, p.RateWindow = n, w
-	return checkRate(n, w)
-}
-
-// help says what a valid value of key looks like.
-func help(key string) string {
+// legacyHelp says what a valid value of key looks like in the old format.
+func legacyHelp(key string) string {
 	switch key {
 	case keyPromptBudget:
 		return "write a duration from 5s to 15m, like 90s"
@@ -359,54 +298,5 @@ func help(key string) string {
 	case keyAllowVia:
 		return "list extension, cdp or both"
 	}
-	return "see example.policy"
-}
-
-// formatDuration writes d the way the file spells durations: 90s, 10m, 2h.
-func formatDuration(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0s"
-	case d < 0 || d%time.Second != 0:
-		return d.String()
-	case d%time.Hour == 0:
-		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
-	case d%time.Minute == 0:
-		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
-	}
-	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
-}
-
-// Format writes p as a policy file that Parse reads back to the same
-// policy: every top-level setting, then every rule.
-func (p *Policy) Format() []byte {
-	var b strings.Builder
-	w := func(key, value string) { fmt.Fprintf(&b, "%s = %s\n", key, value) }
-	w(keyPromptBudget, formatDuration(p.PromptBudget))
-	w(keyCooldown, formatDuration(p.NoResponseCooldown))
-	w(keyRateLimit, fmt.Sprintf("%d/%s", p.RateLimit, formatDuration(p.RateWindow)))
-	if p.CDPURL != "" {
-		w(keyCDPURL, p.CDPURL)
-	} else {
-		fmt.Fprintf(&b, "# %s is not set: FILLGATE_CDP_URL, BROWSER_CDP_URL or http://127.0.0.1:9222 apply\n", keyCDPURL)
-	}
-	if len(p.CDPAllowHosts) > 0 {
-		w(keyCDPAllowHosts, strings.Join(p.CDPAllowHosts, ", "))
-	} else {
-		fmt.Fprintf(&b, "# %s is not set: CDP endpoints must be on loopback\n", keyCDPAllowHosts)
-	}
-	w(keyPromptOpener, p.PromptOpener)
-	w(keyVia, p.Via)
-	for _, r := range p.Rules {
-		fmt.Fprintf(&b, "\n[service %s]\n", r.Service)
-		for _, kv := range []struct {
-			key  string
-			list []string
-		}{{keyFrameAncestors, r.FrameAncestors}, {keyAgents, r.Agents}, {keyFields, r.Fields}, {keyAllowVia, r.AllowVia}} {
-			if len(kv.list) > 0 {
-				w(kv.key, strings.Join(kv.list, ", "))
-			}
-		}
-	}
-	return []byte(b.String())
+	return "see fillgate policy example"
 }

@@ -1,0 +1,9 @@
+package main
+
+import "golang.org/x/sys/unix"
+
+// The termios ioctls.
+const (
+	ioctlGetTermios = unix.TIOCGETA
+	ioctlSetTermios = unix.TIOCSETA
+)

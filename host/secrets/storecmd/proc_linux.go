@@ -1,0 +1,19 @@
+package storecmd
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup starts cmd in a process group of its own that dies with
+// fillgate (Pdeathsig), so killGroup stops it and what it started.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// killGroup kills cmd's process group.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
