@@ -30,7 +30,7 @@ func TestEvaluateForm(t *testing.T) {
 		{"another origin", nil, form(dest("https://evil.test", "")), "sends it to https://evil.test, which is not github.com"},
 		{"a look-alike", nil, form(dest("https://github.com.evil.test", "")), "not github.com or a subdomain"},
 		{"plain http", nil, form(dest("http://github.com", "")), "is not https"},
-		{"non-default port", nil, form(dest("https://github.com:8443", "")), "non-default port"},
+		{"non-default port", nil, form(dest("https://github.com:8443", "")), "on port 8443, and a service without a port covers only the default port"},
 		{"not http(s)", nil, form(dest("null", "")), "not http or https"},
 		{"not an origin", nil, form(dest("https://github.com/login", "")), "not a web page on github.com"},
 		{"formaction elsewhere", nil, form(dest("https://github.com", ""), button("https://evil.test", "")), "submit button of the form"},
