@@ -47,11 +47,11 @@ func (p *Policy) Then(focused, asked string) (string, Decision) {
 	}
 	switch {
 	case submit != nil && asked == ThenNone:
-		return "", refuse(CheckThen, "The policy has fillgate submit the form for %s (then = submit), so the value never stays in the page; nothing was asked. Ask again without then none.", submit.Service)
+		return "", refuse(CheckThen, "The policy has fillgate submit the form for %s (then = \"submit\"), so the value never stays in the page; nothing was asked. Ask again without then none.", submit.Service)
 	case submit != nil:
 		return ThenSubmit, Decision{Allow: true}
 	case none != nil:
-		return ThenNone, Decision{Allow: true, Detail: fmt.Sprintf("The policy has fillgate leave the form unsubmitted for %s (then = none).", none.Service)}
+		return ThenNone, Decision{Allow: true, Detail: fmt.Sprintf("The policy has fillgate leave the form unsubmitted for %s (then = \"none\").", none.Service)}
 	}
 	return asked, Decision{Allow: true}
 }

@@ -39,7 +39,7 @@ func TestThen(t *testing.T) {
 	for _, c := range cases {
 		got, d := pol.Then(c.origin, c.asked)
 		if c.want == "" {
-			if d.Allow || d.Check != CheckThen || !strings.Contains(d.Detail, "then = submit") {
+			if d.Allow || d.Check != CheckThen || !strings.Contains(d.Detail, `then = "submit"`) {
 				t.Errorf("Then(%s, %q) = %q, %+v; want refused", c.origin, c.asked, got, d)
 			}
 			continue

@@ -79,7 +79,7 @@ func (b *Browser) OpenPrompt(ctx context.Context, rawURL string) (fill.PromptWin
 }
 
 // openerFix is what to do when the system opener cannot show the prompt.
-const openerFix = "to fix: set prompt_opener = cdp-tab in the policy (the prompt then opens as a tab of the CDP browser), " +
+const openerFix = "to fix: set prompt_opener = \"cdp-tab\" in the policy (the prompt then opens as a tab of the CDP browser), " +
 	"or run the agent in a desktop session (on Linux with DISPLAY or WAYLAND_DISPLAY set) where a browser can open"
 
 // createTimeout bounds making (or, after a cancelled request, closing

@@ -80,7 +80,7 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 		// can see it. (Through the MCP tool, the agent's usual way.)
 		t.Run(via+"/then none says the page can see the field", func(t *testing.T) {
 			if via == fill.ViaCDP {
-				r.writePolicy(basePolicy + "via = cdp\n")
+				r.writePolicy(basePolicy + "via = \"cdp\"\n")
 				defer r.writePolicy(basePolicy)
 			}
 			secret := r.secret(t)

@@ -43,9 +43,9 @@ import (
 // CDP path's prompt as a tab of the browser, which the test answers there.
 // Every check on the page and the field stays as it is.
 const basePolicy = `# fillgate agent-tool tests
-rate_limit = 1000/1m
-no_response_cooldown = 0s
-prompt_opener = cdp-tab
+rate_limit = "1000/1m"
+no_response_cooldown = "0s"
+prompt_opener = "cdp-tab"
 `
 
 // rig is one fillgate set-up in a temp root: HOME and the XDG dirs, the

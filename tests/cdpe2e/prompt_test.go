@@ -159,7 +159,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run("fill, cdp-tab, "+sig.String(), func(t *testing.T) {
 			sc := e.scene(t)
-			sc.policy("prompt_opener = cdp-tab\n")
+			sc.policy("prompt_opener = \"cdp-tab\"\n")
 			tb := sc.userTab(sc.originA + "/password")
 			tb.click(100, 95)
 			before := sc.browserContexts()
@@ -178,7 +178,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 
 	t.Run("fill killed: its browser context and prompt tab go with its connection", func(t *testing.T) {
 		sc := e.scene(t)
-		sc.policy("prompt_opener = cdp-tab\n")
+		sc.policy("prompt_opener = \"cdp-tab\"\n")
 		tb := sc.userTab(sc.originA + "/password")
 		tb.click(100, 95)
 		before := sc.browserContexts()
@@ -194,7 +194,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run("mcp, cdp-tab, "+sig.String(), func(t *testing.T) {
 			sc := e.scene(t)
-			sc.policy("prompt_opener = cdp-tab\n")
+			sc.policy("prompt_opener = \"cdp-tab\"\n")
 			tb := sc.userTab(sc.originA + "/password")
 			tb.click(100, 95)
 			before := sc.browserContexts()
@@ -243,7 +243,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 
 	t.Run("a DevTools recorder of the cdp-tab prompt sees only ciphertext", func(t *testing.T) {
 		sc := e.scene(t)
-		sc.policy("prompt_opener = cdp-tab\n")
+		sc.policy("prompt_opener = \"cdp-tab\"\n")
 		tb := sc.userTab(sc.originA + "/password")
 		tb.click(100, 95)
 		secret := sc.secret()
@@ -277,7 +277,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 		delete(sc.vars, "DISPLAY")
 		start := time.Now()
 		o := sc.fillgate(30*time.Second, "--service", "127.0.0.1", "--json").wait()
-		o.want(sc, fill.StatusFailed, "neither DISPLAY nor WAYLAND_DISPLAY", "prompt_opener = cdp-tab", "desktop session")
+		o.want(sc, fill.StatusFailed, "neither DISPLAY nor WAYLAND_DISPLAY", `prompt_opener = "cdp-tab"`, "desktop session")
 		t.Logf("without a display: failed after %v (the whole fillgate fill run)", time.Since(start).Round(time.Millisecond))
 		sc.wantOpened(0)
 
@@ -287,7 +287,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 		}
 		start = time.Now()
 		o = sc.fillgate(30*time.Second, "--service", "127.0.0.1", "--json").wait()
-		o.want(sc, fill.StatusFailed, "xdg-open failed (exit status 3)", "prompt_opener = cdp-tab")
+		o.want(sc, fill.StatusFailed, "xdg-open failed (exit status 3)", `prompt_opener = "cdp-tab"`)
 		t.Logf("an opener exiting 3: failed after %v (the whole fillgate fill run)", time.Since(start).Round(time.Millisecond))
 		if strings.Contains(o.Detail, "prompt.html") || strings.Contains(o.Detail, "no method available") {
 			t.Errorf("the detail quotes the opener's page or its output: %s", sc.safe(o.stdout))
