@@ -143,7 +143,7 @@ func TestMCPCancel(t *testing.T) {
 func TestMCPTimeouts(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 5*time.Minute)
-	r := newRig(t, ctx, basePolicy+"prompt_budget = 150s\n")
+	r := newRig(t, ctx, basePolicy+"prompt_budget = \"150s\"\n")
 	d := agenttools.Start(t, nil)
 	patient := fillgateMCP(t, ctx, d, "fillgate-mcp-reset", r.env)
 	plain := fillgateMCP(t, ctx, d, "fillgate-mcp-default", r.env)

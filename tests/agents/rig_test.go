@@ -32,6 +32,7 @@ import (
 	"github.com/fillgate/fillgate/host/agentsock"
 	"github.com/fillgate/fillgate/host/audit"
 	"github.com/fillgate/fillgate/host/dirs"
+	"github.com/fillgate/fillgate/policy"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/manifest"
 	"github.com/fillgate/fillgate/tests/browser"
@@ -124,9 +125,13 @@ func (r *rig) getenv(key string) string {
 // browserURL is the browser's CDP endpoint in its http:// form.
 func (r *rig) browserURL() string { return fmt.Sprintf("http://127.0.0.1:%d", r.chrome.Port) }
 
-// writePolicy writes fillgate's policy file.
+// writePolicy writes fillgate's policy file, which must be valid (a file
+// fillgate refuses would make every request a refusal).
 func (r *rig) writePolicy(text string) {
 	r.t.Helper()
+	if _, err := policy.Parse("test policy", []byte(text)); err != nil {
+		r.t.Fatalf("the test's policy is not valid: %v", err)
+	}
 	p, err := dirs.PolicyFile(r.getenv)
 	if err != nil {
 		r.t.Fatal(err)
