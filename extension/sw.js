@@ -102,7 +102,7 @@ const originOf = (url) => { try { return new URL(url).origin; } catch { return "
 // background tab's origin and field are never read or named).
 async function targetTab(id) {
   if (id == null) {
-    const win = await api.windows.getLastFocused({ windowTypes: ["normal"] }).catch(() => null);
+    const win = await lastNormalWindow();
     const [tab] = win ? await api.tabs.query({ active: true, windowId: win.id }) : [];
     return tab ? { tab } : { error: fail("no_tab", "no active tab") };
   }
@@ -113,6 +113,18 @@ async function targetTab(id) {
     return { error: fail("not_active", "the pinned tab is not the active tab of its window") };
   }
   return { tab };
+}
+
+// lastNormalWindow is the last focused normal window, or null. Firefox
+// ignores windowTypes in getLastFocused and returns the window on top,
+// which may be a prompt popup (its page has a focused password field on
+// 127.0.0.1): then the one normal window is taken, and with several none
+// is guessed.
+async function lastNormalWindow() {
+  const win = await api.windows.getLastFocused({ windowTypes: ["normal"] }).catch(() => null);
+  if (!win || win.type === "normal") return win;
+  const normal = (await api.windows.getAll({ windowTypes: ["normal"] }).catch(() => [])).filter((w) => w.type === "normal");
+  return normal.length === 1 ? normal[0] : null;
 }
 
 // probeAll runs the probe in every frame of the tab; with a token, each
