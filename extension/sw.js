@@ -41,7 +41,13 @@ async function connect() {
   port = p;
   p.onMessage.addListener(onHostMessage);
   p.onDisconnect.addListener(() => {
-    if (port === p) { port = null; host = null; }
+    if (port === p) {
+      port = null; host = null;
+      // The host that asked for these prompts is gone, and their one-shot
+      // server with it: close them, so nobody types into a dead page whose
+      // port another program may take over.
+      for (const id of prompts) closePrompt({ window: id });
+    }
     reconnectLater(api.runtime.lastError?.message ?? p.error?.message ?? "the host closed the port");
   });
   post({ type: "hello", version: VERSION, user_agent: navigator.userAgent, paused, instance });
