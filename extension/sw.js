@@ -42,8 +42,14 @@ async function connect() {
   port = p;
   p.onMessage.addListener(onHostMessage);
   p.onDisconnect.addListener(() => {
-    if (port === p) { port = null; host = null; }
-    closeAllPrompts(); // their prompts died with the host
+    if (port === p) {
+      port = null; host = null;
+      // The host that asked for these prompts is gone, and their one-shot
+      // server with it: close them, so nobody types into a dead page whose
+      // port another program may take over. (An older port ending after a
+      // new one opened leaves the new host's prompts alone.)
+      closeAllPrompts();
+    }
     reconnectLater(api.runtime.lastError?.message ?? p.error?.message ?? "the host closed the port");
   });
   post({ type: "hello", version: VERSION, user_agent: navigator.userAgent, paused, instance });
@@ -104,7 +110,7 @@ const originOf = (url) => { try { return new URL(url).origin; } catch { return "
 // background tab's origin and field are never read or named).
 async function targetTab(id) {
   if (id == null) {
-    const win = await api.windows.getLastFocused({ windowTypes: ["normal"] }).catch(() => null);
+    const win = await lastNormalWindow();
     const [tab] = win ? await api.tabs.query({ active: true, windowId: win.id }) : [];
     return tab ? { tab } : { error: fail("no_tab", "no active tab") };
   }
@@ -115,6 +121,18 @@ async function targetTab(id) {
     return { error: fail("not_active", "the pinned tab is not the active tab of its window") };
   }
   return { tab };
+}
+
+// lastNormalWindow is the last focused normal window, or null. Firefox
+// ignores windowTypes in getLastFocused and returns the window on top,
+// which may be a prompt popup (its page has a focused password field on
+// 127.0.0.1): then the one normal window is taken, and with several none
+// is guessed.
+async function lastNormalWindow() {
+  const win = await api.windows.getLastFocused({ windowTypes: ["normal"] }).catch(() => null);
+  if (!win || win.type === "normal") return win;
+  const normal = (await api.windows.getAll({ windowTypes: ["normal"] }).catch(() => [])).filter((w) => w.type === "normal");
+  return normal.length === 1 ? normal[0] : null;
 }
 
 // probeAll runs the probe in every frame of the tab; with a token, each

@@ -26,10 +26,19 @@ type FirefoxOptions struct {
 	// Env is the browser's whole environment (native hosts inherit it);
 	// nil means BaseEnv of a temp dir.
 	Env []string
+	// AllowSystemAccess lets the BiDi session reach privileged pages (an
+	// extension's moz-extension:// pages, for one), which Firefox refuses
+	// otherwise (--remote-allow-system-access).
+	AllowSystemAccess bool
+	// Prefs are more user.js lines, after the ones that keep the profile
+	// quiet (such as `user_pref("fission.autostart", false);`).
+	Prefs string
 }
 
 // Firefox is a running headless Firefox (Debian's firefox-esr), driven
-// over WebDriver BiDi.
+// over WebDriver BiDi. One goroutine reads the connection: it hands each
+// command's response to its caller and each event to the listeners, so
+// commands may run concurrently.
 type Firefox struct {
 	*browserproc.Proc // Cmd is the browser process
 	Profile           string
@@ -37,9 +46,33 @@ type Firefox struct {
 	mu     sync.Mutex // guards output and urls
 	output strings.Builder
 	urls   chan string // gets the BiDi address once it is printed
-	call   sync.Mutex  // one command at a time on conn
-	conn   *websocket.Conn
-	nextID int
+
+	conn      *websocket.Conn
+	calls     sync.Mutex // guards nextID, pending, listeners and readErr
+	nextID    int
+	pending   map[int]chan bidiMessage
+	listeners []func(Event)
+	readErr   error         // why the reader stopped, once it has
+	readDone  chan struct{} // closed when the reader stops
+}
+
+// Event is a WebDriver BiDi event: its method (such as
+// "browsingContext.contextCreated") and its params.
+type Event struct {
+	Method string
+	Params json.RawMessage
+}
+
+// bidiMessage is one message from the browser: a command's response or
+// an event.
+type bidiMessage struct {
+	ID      int             `json:"id"`
+	Type    string          `json:"type"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Error   string          `json:"error"`
+	Message string          `json:"message"`
+	Result  json.RawMessage `json:"result"`
 }
 
 // FirefoxBinary finds Firefox ESR (or FILLGATE_FIREFOX). Tests fail, never
@@ -98,12 +131,16 @@ func StartFirefox(t testing.TB, ctx context.Context, o FirefoxOptions) *Firefox 
 	if o.Env == nil {
 		o.Env = BaseEnv(t.TempDir())
 	}
-	if err := os.WriteFile(filepath.Join(o.Profile, "user.js"), []byte(quietPrefs), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(o.Profile, "user.js"), []byte(quietPrefs+o.Prefs), 0o600); err != nil {
 		t.Fatalf("write user.js: %v", err)
 	}
 	urls := make(chan string, 1)
-	f := &Firefox{Profile: o.Profile, urls: urls}
-	cmd := exec.Command(bin, "--headless", "--no-remote", "--profile", o.Profile, "--remote-debugging-port=0", "about:blank")
+	f := &Firefox{Profile: o.Profile, urls: urls, pending: map[int]chan bidiMessage{}, readDone: make(chan struct{})}
+	args := []string{"--headless", "--no-remote", "--profile", o.Profile, "--remote-debugging-port=0"}
+	if o.AllowSystemAccess {
+		args = append(args, "--remote-allow-system-access")
+	}
+	cmd := exec.Command(bin, append(args, "about:blank")...)
 	cmd.Env = o.Env
 	cmd.Stdout = io.Discard
 	cmd.Stderr = (*firefoxOutput)(f)
@@ -127,6 +164,7 @@ func StartFirefox(t testing.TB, ctx context.Context, o FirefoxOptions) *Firefox 
 		t.Fatalf("connect to WebDriver BiDi: %v", err)
 	}
 	f.conn.SetReadLimit(64 << 20)
+	go f.read()
 	if err := f.Call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
 		t.Fatalf("new BiDi session: %v", err)
 	}
@@ -158,12 +196,24 @@ func (f *Firefox) Output() string {
 }
 
 // Call sends one BiDi command and decodes its result into result (when
-// not nil). Events that arrive meanwhile are dropped.
+// not nil). Calls may run concurrently; events go to the listeners.
 func (f *Firefox) Call(ctx context.Context, method string, params, result any) error {
-	f.call.Lock()
-	defer f.call.Unlock()
+	reply := make(chan bidiMessage, 1)
+	f.calls.Lock()
+	if f.readErr != nil {
+		err := f.readErr
+		f.calls.Unlock()
+		return fmt.Errorf("%s: %w", method, err)
+	}
 	f.nextID++
 	id := f.nextID
+	f.pending[id] = reply
+	f.calls.Unlock()
+	defer func() {
+		f.calls.Lock()
+		delete(f.pending, id)
+		f.calls.Unlock()
+	}()
 	req, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
@@ -173,35 +223,80 @@ func (f *Firefox) Call(ctx context.Context, method string, params, result any) e
 	if err != nil {
 		return fmt.Errorf("%s: send: %w", method, err)
 	}
-	for {
-		_, data, err := f.conn.Read(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: read: %w", method, err)
-		}
-		var msg struct {
-			ID      int             `json:"id"`
-			Type    string          `json:"type"`
-			Error   string          `json:"error"`
-			Message string          `json:"message"`
-			Result  json.RawMessage `json:"result"`
-		}
-		if err := json.Unmarshal(data, &msg); err != nil {
-			return fmt.Errorf("%s: decode: %w", method, err)
-		}
-		if msg.ID != id || msg.Type == "event" {
-			continue
-		}
-		if msg.Type == "error" {
-			return fmt.Errorf("%s: %s: %s", method, msg.Error, msg.Message)
-		}
-		if result == nil {
-			return nil
-		}
-		if err := json.Unmarshal(msg.Result, result); err != nil {
-			return fmt.Errorf("%s: decode result: %w", method, err)
-		}
+	var msg bidiMessage
+	select {
+	case msg = <-reply:
+	case <-f.readDone:
+		return fmt.Errorf("%s: read: %w", method, f.readError())
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+	if msg.Type == "error" {
+		return fmt.Errorf("%s: %s: %s", method, msg.Error, msg.Message)
+	}
+	if result == nil {
 		return nil
 	}
+	if err := json.Unmarshal(msg.Result, result); err != nil {
+		return fmt.Errorf("%s: decode result: %w", method, err)
+	}
+	return nil
+}
+
+// Listen calls fn with every event the session receives from now on, in
+// the order the browser sent them, on the connection's reader goroutine:
+// fn must not block or call the browser. Which events arrive is what
+// session.subscribe asked for.
+func (f *Firefox) Listen(fn func(Event)) {
+	f.calls.Lock()
+	defer f.calls.Unlock()
+	f.listeners = append(f.listeners, fn)
+}
+
+// Subscribe asks for events (such as "browsingContext.contextCreated") in
+// every browsing context; Listen receives them.
+func (f *Firefox) Subscribe(ctx context.Context, events ...string) error {
+	return f.Call(ctx, "session.subscribe", map[string]any{"events": events}, nil)
+}
+
+// read hands every message on the connection to its command's caller or,
+// for an event, to the listeners, until the connection ends.
+func (f *Firefox) read() {
+	defer close(f.readDone)
+	for {
+		_, data, err := f.conn.Read(context.Background())
+		if err != nil {
+			f.calls.Lock()
+			f.readErr = err
+			f.calls.Unlock()
+			return
+		}
+		var msg bidiMessage
+		if err := json.Unmarshal(data, &msg); err != nil {
+			continue // not a message of the protocol; a command waiting for it ends at its deadline
+		}
+		f.calls.Lock()
+		if msg.Type == "event" {
+			ls := f.listeners
+			f.calls.Unlock()
+			for _, fn := range ls {
+				fn(Event{Method: msg.Method, Params: msg.Params})
+			}
+			continue
+		}
+		reply := f.pending[msg.ID]
+		f.calls.Unlock()
+		if reply != nil {
+			reply <- msg
+		}
+	}
+}
+
+// readError is why the reader stopped.
+func (f *Firefox) readError() error {
+	f.calls.Lock()
+	defer f.calls.Unlock()
+	return f.readErr
 }
 
 // Stop ends the session and kills the browser and the native hosts it
