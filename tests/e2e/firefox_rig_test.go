@@ -720,7 +720,7 @@ func (b bidiTab) fitsPopup() {
 		const seen = (el) => { const r = el.getBoundingClientRect();
 			return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; };
 		const field = document.getElementById("value");
-		const els = [field, ...field.form.querySelectorAll("button")];
+		const els = [field, document.getElementById("send"), document.getElementById("cancel")];
 		return JSON.stringify({ w: outerWidth, h: outerHeight, seen: els.length >= 3 && els.every(seen) });
 	}`)
 	var raw string
