@@ -11,13 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/fillgate/fillgate/host/browserproc"
 )
 
 // Service is a running private Secret Service.
@@ -27,6 +27,9 @@ type Service struct {
 	Data string
 	// Runtime is XDG_RUNTIME_DIR.
 	Runtime string
+	// BusPID and KeyringPID are the daemons' pids (0 when not started);
+	// each leads a process group of its own.
+	BusPID, KeyringPID int
 }
 
 // Start launches dbus-daemon and gnome-keyring-daemon with their state in
@@ -42,22 +45,20 @@ func Start(t *testing.T) *Service {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	owned := watchName(t, ctx, addr, "org.freedesktop.secrets")
-	kr := exec.CommandContext(ctx, "gnome-keyring-daemon", "--unlock", "--components=secrets", "--daemonize")
+	// In the foreground, as a child of this test in a process group of its
+	// own that the kernel kills when this process dies (browserproc): a
+	// killed test leaves no keyring daemon behind.
+	kr := exec.Command("gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets")
 	kr.Env = env
 	// The login keyring's password: a fixed test value, not a fillgate secret.
 	kr.Stdin = strings.NewReader("fillgate-test-keyring\n")
-	kout, err := kr.Output()
+	p, err := browserproc.StartGroup(kr)
 	if err != nil {
 		t.Fatalf("start gnome-keyring-daemon: %v", err)
 	}
-	for _, line := range strings.Split(string(kout), "\n") {
-		if p, ok := strings.CutPrefix(line, "GNOME_KEYRING_PID="); ok {
-			if kpid, err := strconv.Atoi(p); err == nil {
-				t.Cleanup(func() { _ = syscall.Kill(kpid, syscall.SIGTERM) })
-			}
-		}
-	}
-	// --daemonize returns before the daemon has its name on the bus.
+	t.Cleanup(p.Stop)
+	s.KeyringPID = kr.Process.Pid
+	// It takes its name on the bus a little after it starts.
 	if err := owned(); err != nil {
 		t.Fatalf("gnome-keyring-daemon did not take org.freedesktop.secrets on the bus: %v", err)
 	}
@@ -119,28 +120,27 @@ func startBus(t *testing.T) (*Service, []string, string) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	bus := exec.CommandContext(ctx, "dbus-daemon", "--session", "--fork", "--nopidfile",
-		"--print-address=1", "--print-pid=1", "--address=unix:path="+filepath.Join(s.Runtime, "bus"))
+	// In the foreground, in a process group the kernel kills with this
+	// process (browserproc), so a killed test leaves no bus behind; it
+	// prints its address once it listens.
+	bus := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile",
+		"--print-address=1", "--address=unix:path="+filepath.Join(s.Runtime, "bus"))
 	bus.Env = []string{"PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + s.Runtime}
-	out, err := bus.Output()
+	out, err := bus.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := browserproc.StartGroup(bus)
 	if err != nil {
 		t.Fatalf("start dbus-daemon: %v", err)
 	}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	var addr string
-	var pid int
-	if sc.Scan() {
-		addr = strings.TrimSpace(sc.Text())
+	t.Cleanup(p.Stop)
+	s.BusPID = bus.Process.Pid
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr := strings.TrimSpace(line)
+	if err != nil || addr == "" {
+		t.Fatalf("dbus-daemon printed no address: %v", err)
 	}
-	if sc.Scan() {
-		pid, _ = strconv.Atoi(strings.TrimSpace(sc.Text()))
-	}
-	if addr == "" || pid == 0 {
-		t.Fatalf("dbus-daemon printed no address/pid")
-	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGTERM) })
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"DBUS_SESSION_BUS_ADDRESS=" + addr,
