@@ -233,8 +233,12 @@ type Inspection struct {
 	Origins []string  `json:"origins"`
 	Field   FieldInfo `json:"field"`
 	// Form is the focused field's form; nil for a field in no form.
-	Form   *FormInfo `json:"form,omitempty"`
-	Paused bool      `json:"paused,omitempty"` // the user paused fills in the extension
+	Form *FormInfo `json:"form,omitempty"`
+	// Account is the user name the focused field's form shows (never a
+	// secret; the page chose it), "" for none. It goes to the prompt and
+	// to the keyring lookup, never to the agent.
+	Account string `json:"account,omitempty"`
+	Paused  bool   `json:"paused,omitempty"` // the user paused fills in the extension
 }
 
 // Origin is the origin of the focused frame, or "".
