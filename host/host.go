@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/fillgate/fillgate/host/agentsock"
@@ -167,9 +168,21 @@ func (h *handler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, 
 		Log:       h.log,
 		OnOutcome: h.bridge.Outcome,
 	}
+	before := leaseIDs(h.state.LiveLeases(time.Now()))
 	res := e.Fill(ctx, req, agent, progress)
-	h.bridge.PushLeases() // the popup lists a lease this fill started
+	if !slices.Equal(before, leaseIDs(h.state.LiveLeases(time.Now()))) {
+		h.bridge.PushLeases() // the popup lists a lease this fill started
+	}
 	return res
+}
+
+// leaseIDs lists the leases' ids.
+func leaseIDs(ls []fill.Lease) []string {
+	ids := make([]string, len(ls))
+	for i, l := range ls {
+		ids[i] = l.ID
+	}
+	return ids
 }
 
 // Status describes this host for `fillgate doctor` and clients.

@@ -174,7 +174,7 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 		if err != nil {
 			b.log.Warn("bridge: could not answer hello", "err", err)
 		}
-		b.PushLeases()
+		b.pushLeases(false)
 	case "paused":
 		b.mu.Lock()
 		b.status.Paused = n.Paused

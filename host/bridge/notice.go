@@ -24,8 +24,8 @@ func (b *Bridge) Notify(ctx context.Context, n fill.Notice) error {
 
 // WithLeases lets the extension's popup show the host's live leases and
 // end them: list returns them, end ends one by id. The bridge sends the
-// list after the extension's hello, after each end_lease, and on
-// PushLeases.
+// list after the extension's hello (when there are any), after each
+// end_lease, and on PushLeases.
 func WithLeases(list func(now time.Time) []fill.Lease, end func(id string) bool) Option {
 	return func(c *config) { c.leases, c.endLease = list, end }
 }
@@ -43,12 +43,20 @@ type leaseNotice struct {
 
 // PushLeases sends the live leases to the extension (a "leases" notice).
 // A failure to send is logged: the popup's list is a convenience.
-func (b *Bridge) PushLeases() {
+func (b *Bridge) PushLeases() { b.pushLeases(true) }
+
+// pushLeases sends the leases; with always false only when there are
+// any (an extension that connected knows of none).
+func (b *Bridge) pushLeases(always bool) {
 	if b.cfg.leases == nil {
 		return
 	}
+	live := b.cfg.leases(b.cfg.now())
+	if len(live) == 0 && !always {
+		return
+	}
 	out := []leaseNotice{}
-	for _, l := range b.cfg.leases(b.cfg.now()) {
+	for _, l := range live {
 		out = append(out, leaseNotice{ID: l.ID, Agent: l.Agent, Service: l.Service, Field: l.Field, Account: l.Account,
 			Origin: l.Origin, Until: l.Until.UTC().Format(time.RFC3339)})
 	}

@@ -34,11 +34,11 @@ func (e *Ext) handle(body []byte) {
 		e.record(Message{Type: "(malformed)", Raw: json.RawMessage(`"[malformed]"`)})
 		return
 	}
+	if req.ID == nil && req.Type == "leases" {
+		e.gotLeases(body) // before it is recorded: a Wait for it sees the list
+	}
 	e.record(Message{ID: req.ID, Type: req.Type, Raw: redact(body)})
 	if req.ID == nil {
-		if req.Type == "leases" {
-			e.gotLeases(body)
-		}
 		return // a notice from the host: host, outcome, leases
 	}
 	reply := map[string]any{"id": *req.ID}
