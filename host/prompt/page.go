@@ -130,7 +130,7 @@ you type before it leaves this page, and without it nothing can be sent. You can
 {{- if .Accounts}}
 <fieldset id="accounts"><legend>Which account?</legend>
 {{- range $i, $a := .Accounts}}
-<label class="choice"><input type="radio" name="account" value="{{$a.Value}}"{{if eq $i 0}} checked{{end}}> <code dir="ltr">{{$a.Shown}}</code></label>
+<label class="choice"><input id="account-{{$i}}" type="radio" name="account" value="{{$a.Value}}"{{if eq $i 0}} checked{{end}}> <code dir="ltr">{{$a.Shown}}</code></label>
 {{- end}}
 </fieldset>
 {{- end}}
