@@ -5,6 +5,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base32"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -23,6 +25,7 @@ import (
 	"github.com/fillgate/fillgate/manifest"
 	"github.com/fillgate/fillgate/tests/browser"
 	"github.com/fillgate/fillgate/tests/leakscan"
+	"github.com/fillgate/fillgate/tests/loginserver"
 	"github.com/fillgate/fillgate/tests/secretservice"
 )
 
@@ -205,6 +208,40 @@ func TestChromiumSaved(t *testing.T) {
 		if !tb.holds(pwHolds, bob) {
 			t.Error("the picked account's value is not in the field: value differed")
 		}
+		ch.closed(t, p)
+	})
+
+	// A code computed at fill time from a seed remembered in the keyring,
+	// which the login site checks with its own TOTP implementation.
+	t.Run("one-time code from a remembered seed", func(t *testing.T) {
+		login := loginserver.Start(t, "127.0.0.3")
+		key := make([]byte, 20)
+		if _, err := rand.Read(key); err != nil {
+			t.Fatal(err)
+		}
+		login.SetTOTP(key)
+		seed := []byte("otpauth://totp/Login:ada?secret=" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(key) + "&issuer=Login")
+		secrets = append(secrets, seed)
+		ch.secrets = append(ch.secrets, seed)
+		if out, _, code := ch.cliIn(t, seed, "remember", "--service", "127.0.0.3", "--field", "otp", "--account", "ada", "--stdin"); code != 0 {
+			t.Fatalf("fillgate remember: %s", out)
+		}
+		otp := ch.open(t, login.URL+"/totp")
+		otp.focus(`document.getElementById("otp")`)
+		a, n := ch.request(t, "--service", "127.0.0.3", "--field", "otp")
+		p := ch.awaitPrompt(t, n)
+		p.says("One-time code for 127.0.0.3", "from the OS keyring, as ada")
+		p.click("approve")
+		res, code := a.result(t, ctx)
+		if res.Status != fill.StatusOK || code != 0 || !strings.Contains(res.Detail, "the value came from the OS keyring, approved in the prompt") {
+			t.Fatalf("result %+v, exit code %d", res, code)
+		}
+		wantSubmit(t, res, true, true)
+		waitWelcome(t, otp)
+		if login.TOTPAccepted() != 1 {
+			t.Errorf("the login site accepted %d codes, want the one", login.TOTPAccepted())
+		}
+		ch.check(t, seed, a, res)
 		ch.closed(t, p)
 	})
 
