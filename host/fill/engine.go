@@ -153,7 +153,10 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	}
 	defer release()
 
-	// Inspect.
+	// Inspect (while the planner reads what is saved for the service).
+	if w, ok := e.Planner.(Warmer); ok {
+		w.Warm(ctx, req.Service, field)
+	}
 	progress(Progress{Phase: PhaseInspecting})
 	ictx, cancel := context.WithTimeout(ctx, e.Limits.InspectBudget)
 	in, err := e.Browser.Inspect(ictx, req)

@@ -120,6 +120,13 @@ type Planner interface {
 	Remember(ctx context.Context, service, field, account string, value []byte) error
 }
 
+// Warmer is a Planner that can start reading what is saved for a service
+// (names only, never a value) while the page is inspected, so that Plan,
+// after the inspect, does not wait for it. Warm returns at once.
+type Warmer interface {
+	Warm(ctx context.Context, service, field string)
+}
+
 // Lease is one live lease: an agent may fill a service's field on one
 // origin, for the account the page shows, without a prompt until Until.
 // It never holds a value.

@@ -23,7 +23,7 @@ import (
 	"github.com/fillgate/fillgate/policy"
 )
 
-// Planner implements fill.Planner.
+// Planner implements fill.Planner (and fill.Warmer) for one fill.
 type Planner struct {
 	Policy  *policy.Policy
 	Keyring *keychain.Keyring
@@ -32,9 +32,59 @@ type Planner struct {
 	Environ []string
 	// Clock is the time for one-time codes; nil means the system clock.
 	Clock totp.Clock
+
+	warm *listing // started by Warm, or nil
 }
 
-var _ fill.Planner = (*Planner)(nil)
+var (
+	_ fill.Planner = (*Planner)(nil)
+	_ fill.Warmer  = (*Planner)(nil)
+)
+
+// listing is what the OS keyring holds for one service and field: whether
+// it can be used, and fillgate's index of its items (names only).
+type listing struct {
+	service, field string
+	done           chan struct{}
+	avail, err     error
+	items          []keychain.Item
+}
+
+// Warm implements fill.Warmer: it starts reading the keyring's index for
+// service while the page is inspected. It reads no value.
+func (p *Planner) Warm(ctx context.Context, service, field string) {
+	if p.Keyring == nil || p.warm != nil {
+		return
+	}
+	l := &listing{service: service, field: field, done: make(chan struct{})}
+	p.warm = l
+	go func() {
+		defer close(l.done)
+		l.avail, l.items, l.err = p.list(ctx)
+	}()
+}
+
+// list checks that the keyring can be used and reads its index.
+func (p *Planner) list(ctx context.Context) (avail error, items []keychain.Item, err error) {
+	if avail = p.Keyring.Available(ctx); avail != nil {
+		return avail, nil, nil
+	}
+	items, err = p.Keyring.List(ctx)
+	return nil, items, err
+}
+
+// listed is the keyring's index for q, from Warm when it read it.
+func (p *Planner) listed(ctx context.Context, q fill.PlanQuery) (avail error, items []keychain.Item, err error) {
+	if l := p.warm; l != nil && l.service == q.Service && l.field == q.Field {
+		select {
+		case <-l.done:
+			return l.avail, l.items, l.err
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+	return p.list(ctx)
+}
 
 // Plan implements fill.Planner.
 func (p *Planner) Plan(ctx context.Context, q fill.PlanQuery) (fill.Plan, error) {
@@ -71,12 +121,12 @@ func (p *Planner) store(src *policy.Source, q fill.PlanQuery, plan fill.Plan) (f
 // when the policy allows it and the keyring answers.
 func (p *Planner) keyring(ctx context.Context, s policy.Settings, q fill.PlanQuery, plan fill.Plan) fill.Plan {
 	plan.Store = storeName(policy.StoreKeyring)
-	if err := p.Keyring.Available(ctx); err != nil {
-		plan.Unsaved = unavailable(err)
+	avail, items, err := p.listed(ctx, q)
+	if avail != nil {
+		plan.Unsaved = unavailable(avail)
 		return plan
 	}
 	plan.Remember = s.Remember && q.Field == fill.FieldPassword
-	items, err := p.Keyring.List(ctx)
 	if err != nil {
 		plan.Unsaved = "fillgate could not read its list of what is remembered in the OS keyring; run `fillgate doctor`"
 		return plan

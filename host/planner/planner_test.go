@@ -20,9 +20,10 @@ import (
 // memBackend is an in-memory keyring; reads counts the reads of item
 // values (not of the index).
 type memBackend struct {
-	mu    sync.Mutex
-	items map[string]string
-	reads int
+	mu         sync.Mutex
+	items      map[string]string
+	reads      int
+	indexReads int
 }
 
 func (m *memBackend) Set(service, user, password string) error {
@@ -36,6 +37,8 @@ func (m *memBackend) Get(service, user string) (string, error) {
 	defer m.mu.Unlock()
 	if !strings.HasPrefix(user, "fillgate-index-") {
 		m.reads++
+	} else {
+		m.indexReads++
 	}
 	v, ok := m.items[user]
 	if !ok {
@@ -226,5 +229,22 @@ func TestRemember(t *testing.T) {
 	w.locked = &keychain.Unavailable{Reason: "is locked", Fix: "unlock it"}
 	if err := w.p.Remember(context.Background(), "github.com", fill.FieldPassword, "alice", value); err == nil || err.Error() != "the OS keyring is locked; unlock it" {
 		t.Errorf("remember into a locked keyring: %v", err)
+	}
+}
+
+// TestWarm: Warm reads the index while the page is inspected; Plan uses
+// it and reads it no second time.
+func TestWarm(t *testing.T) {
+	w := newWorld(t, "", item("bob"))
+	w.backend.indexReads = 0
+	w.p.Warm(context.Background(), "github.com", fill.FieldPassword)
+	plan, err := w.p.Plan(context.Background(), query(fill.FieldPassword, ""))
+	if err != nil || !plan.Saved || plan.Account != "bob" {
+		t.Fatalf("%v %+v", err, plan)
+	}
+	w.backend.mu.Lock()
+	defer w.backend.mu.Unlock()
+	if w.backend.indexReads != 2 || w.backend.reads != 0 { // shard 0, and shard 1 to find the end
+		t.Errorf("%d index reads and %d value reads, want the index once and no value", w.backend.indexReads, w.backend.reads)
 	}
 }
