@@ -32,9 +32,9 @@ import (
 	"github.com/fillgate/fillgate/host/agentsock"
 	"github.com/fillgate/fillgate/host/audit"
 	"github.com/fillgate/fillgate/host/dirs"
-	"github.com/fillgate/fillgate/policy"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/manifest"
+	"github.com/fillgate/fillgate/policy"
 	"github.com/fillgate/fillgate/tests/browser"
 	"github.com/fillgate/fillgate/tests/leakscan"
 )
