@@ -366,6 +366,7 @@ func (r *rig) open(ctx context.Context, at prompted) (*fakehuman.Page, error) {
 	}
 	r.mu.Lock()
 	r.pages = append(r.pages, p)
+	r.outputs = append(r.outputs, output{fmt.Sprintf("prompt page %d as loaded", len(r.pages)), []byte(p.HTML())})
 	r.mu.Unlock()
 	return p, nil
 }
@@ -802,6 +803,13 @@ func (r *rig) scanAll() {
 			t.Error("leak scan: no /proc command line or environment was read")
 		}
 	}
+	r.mu.Lock()
+	for i, p := range r.pages {
+		// The prompt pages as the human's browser got them: a saved value
+		// never reaches them, and what was typed only encrypted.
+		files = append(files, output{fmt.Sprintf("prompt page %d at the end", i+1), []byte(p.HTML())})
+	}
+	r.mu.Unlock()
 	for _, s := range secrets {
 		for _, o := range append(outputs, files...) {
 			leakscan.Bytes(t, s, o.name, o.data)
