@@ -1,9 +1,12 @@
 // Package fill runs one fill request: inspect the focused field, apply the
-// policy, ask a human through the loopback prompt, then re-check and insert.
+// policy, ask a human through the loopback prompt (or, where the person's
+// policy lets a saved value fill unasked, show a notice), then re-check and
+// insert.
 //
 // The package holds the request and result types that travel over the agent
-// socket, the ports the flow talks to (Browser, State, Audit), and the Engine
-// that drives them. A secret value only ever lives in a []byte that the
+// socket, the ports the flow talks to (Browser, State, Audit, and Planner,
+// Source, Leases and Notifier for saved values and approval modes), and the
+// Engine that drives them. A secret value only ever lives in a []byte that the
 // Engine zeroes on every path.
 package fill
 
