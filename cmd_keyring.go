@@ -1,15 +1,24 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/term"
 
+	"github.com/fillgate/fillgate/host/agentsock"
+	"github.com/fillgate/fillgate/host/dirs"
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/host/fillstate"
 	"github.com/fillgate/fillgate/host/keychain"
 	"github.com/fillgate/fillgate/host/totp"
 	"github.com/fillgate/fillgate/policy"
@@ -132,35 +141,99 @@ func readSecret(r io.Reader, max int) ([]byte, error) {
 }
 
 type savedCmd struct {
-	JSON bool `name:"json" help:"A JSON array of {service, field, account}."`
+	JSON bool `name:"json" help:"One JSON object: items, a list of {service, field, account}, and leases, a list of {service, field, account, agent, origin, via, until}."`
+}
+
+// savedList is what `fillgate saved --json` prints.
+type savedList struct {
+	Items  []keychain.Item `json:"items"`
+	Leases []savedLease    `json:"leases"`
+}
+
+// savedLease is one live lease as `fillgate saved` lists it.
+type savedLease struct {
+	Service string    `json:"service"`
+	Field   string    `json:"field"`
+	Account string    `json:"account,omitempty"`
+	Agent   string    `json:"agent"`
+	Origin  string    `json:"origin"`
+	Via     string    `json:"via"`
+	Until   time.Time `json:"until"`
 }
 
 func (c *savedCmd) Run(a *app) error {
-	items, err := keychain.OS().List(a.ctx)
-	if err != nil {
-		return err
-	}
+	items, itemsErr := keychain.OS().List(a.ctx)
+	leases := liveLeases(a)
 	if c.JSON {
-		if items == nil {
-			items = []keychain.Item{}
+		out := savedList{Items: items, Leases: leases}
+		if out.Items == nil {
+			out.Items = []keychain.Item{}
 		}
-		b, err := json.Marshal(items)
+		b, err := json.Marshal(out)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "%s\n", b)
-		return nil
+		return itemsErr
 	}
-	if len(items) == 0 {
+	switch {
+	case itemsErr != nil:
+	case len(items) == 0:
 		fmt.Fprintln(a.stdout, "nothing remembered in the OS keyring")
-		return nil
+	default:
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SERVICE\tFIELD\tACCOUNT")
+		for _, it := range items {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(it.Service), it.Field, printable(dash(it.Account)))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tFIELD\tACCOUNT")
-	for _, it := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(it.Service), it.Field, printable(dash(it.Account)))
+	if len(leases) > 0 {
+		fmt.Fprintln(a.stdout, "\nlive leases (the agent may fill again with a notice and no prompt until then):")
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SERVICE\tFIELD\tACCOUNT\tAGENT\tORIGIN\tVIA\tUNTIL")
+		for _, l := range leases {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(l.Service), l.Field, printable(dash(l.Account)),
+				printable(l.Agent), printable(l.Origin), l.Via, l.Until.Local().Format(time.TimeOnly))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
-	return tw.Flush()
+	return itemsErr
+}
+
+// liveLeases lists the live leases: those the running hosts keep in
+// memory (the extension path) and those in the state dir (the CDP path).
+// What cannot be read is left out.
+func liveLeases(a *app) []savedLease {
+	out := []savedLease{}
+	add := func(ls []fill.Lease, via string) {
+		for _, l := range ls {
+			out = append(out, savedLease{Service: l.Service, Field: l.Field, Account: l.Account, Agent: l.Agent,
+				Origin: l.Origin, Via: cmp.Or(l.Via, via), Until: l.Until})
+		}
+	}
+	if dir, err := dirs.Runtime(a.env); err == nil {
+		ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
+		hs, _ := agentsock.Status(ctx, dir)
+		cancel()
+		for _, h := range hs {
+			add(h.Leases, fill.ViaExtension)
+		}
+	}
+	if state, err := dirs.State(a.env); err == nil {
+		if _, err := os.Stat(filepath.Join(state, "cdp")); err == nil {
+			if st, err := fillstate.Open(filepath.Join(state, "cdp")); err == nil {
+				ls, _ := st.LiveLeases(time.Now())
+				add(ls, fill.ViaCDP)
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y savedLease) int { return x.Until.Compare(y.Until) })
+	return out
 }
 
 type forgetCmd struct {

@@ -78,10 +78,14 @@ func TestRememberSavedForget(t *testing.T) {
 	}
 
 	code, out, _ = cli(nil, "saved", "--json")
-	var items []keychain.Item
-	if code != 0 || json.Unmarshal([]byte(out), &items) != nil || len(items) != 3 {
+	var list struct {
+		Items  []keychain.Item  `json:"items"`
+		Leases []map[string]any `json:"leases"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Items) != 3 || list.Leases == nil || len(list.Leases) != 0 {
 		t.Fatalf("saved --json: exit %d, %q", code, out)
 	}
+	items := list.Items
 	want := []keychain.Item{
 		{Service: "github.com", Field: "otp", Account: "alice@example.com"},
 		{Service: "github.com", Field: "password", Account: "alice@example.com"},
@@ -115,7 +119,7 @@ func TestRememberSavedForget(t *testing.T) {
 	if code, out, _ := cli(nil, "forget", "--all"); code != 0 || !strings.Contains(out, "(1 listed)") {
 		t.Fatalf("forget --all: exit %d, %q", code, out)
 	}
-	if code, out, _ := cli(nil, "saved", "--json"); code != 0 || out != "[]\n" {
+	if code, out, _ := cli(nil, "saved", "--json"); code != 0 || out != `{"items":[],"leases":[]}`+"\n" {
 		t.Errorf("saved after forget --all: %d %q", code, out)
 	}
 

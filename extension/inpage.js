@@ -613,6 +613,29 @@ async function fillgateInPage(op, arg) {
     const elsewhere = fields.some((f) => formOf(f) !== form || closest(f, "form") !== form);
     return { ...destination(form, null), submitter: btn ? destination(form, btn) : null, elsewhere };
   };
+  // The account the field's form shows (PROTOCOL.md §3, probe's account):
+  // the nearest field before it in its form that holds a user name (its
+  // autocomplete says username or email, or it is type=email, or its name
+  // or id looks like one), else a hidden input with autocomplete=username.
+  // Never the value of a password or one-time-code field; at most 256
+  // bytes of printable text, else nothing.
+  const USERNAME = /user|e-?mail|login|account|identifier/i;
+  const accountOf = (el, fields) => {
+    const form = formOf(el);
+    if (!form) return "";
+    const inputs = Array.from(query(rootNode(form), "input")).filter((i) => formOf(i) === form && !fields.includes(i));
+    const auto = (i) => (attr(i, "autocomplete") || "").toLowerCase().split(/\s+/);
+    const secret = (i) => type(i) === "password" || classify(i).kind !== "other" || auto(i).some((t) => t.endsWith("password"));
+    const before = inputs.filter((i) => position(i, fields[0]) & Node.DOCUMENT_POSITION_FOLLOWING).reverse();
+    const shown = before.filter((i) => (TEXT.has(type(i)) || type(i) === "email") && !secret(i));
+    const named = (i) => USERNAME.test(attr(i, "name") || "") || USERNAME.test(attr(i, "id") || "");
+    const found = shown.find((i) => auto(i).some((t) => t === "username" || t === "email")) ||
+      shown.find((i) => type(i) === "email") || shown.find(named) ||
+      inputs.find((i) => type(i) === "hidden" && auto(i).includes("username"));
+    if (!found) return "";
+    const v = valueOf(found).trim();
+    return v && !/\p{C}/u.test(v) && new TextEncoder().encode(v).length <= 256 ? v : "";
+  };
   const sameForm = (a, b) => {
     const norm = (f) => f ? JSON.stringify([f.action ?? "", f.target ?? "", !!f.elsewhere,
       f.submitter ? [f.submitter.action ?? "", f.submitter.target ?? ""] : null]) : "null";
@@ -766,8 +789,10 @@ async function fillgateInPage(op, arg) {
       if (m.size >= 16) m.delete(m.keys().next().value);
       m.set(arg.token, { ref: new WeakRef(el), kind, split: field.split });
     }
-    const form = kind === "password" || kind === "one-time-code" ? formInfo(el, boxes || [el]) : null;
-    return { origin: location.origin, top: window === window.top, path: framePath(), activeIsFrame: frame, childIndex, childFrame, field, form, closedHost: closedHost(el) };
+    const login = kind === "password" || kind === "one-time-code";
+    const form = login ? formInfo(el, boxes || [el]) : null;
+    const account = login ? accountOf(el, boxes || [el]) : "";
+    return { origin: location.origin, top: window === window.top, path: framePath(), activeIsFrame: frame, childIndex, childFrame, field, form, account, closedHost: closedHost(el) };
   }
   if (op === "activeFrame") {
     const el = deepActive();

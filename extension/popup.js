@@ -1,6 +1,6 @@
-// fillgate's toolbar popup: the host connection, the pause switch and the
-// last few requests. It asks the service worker for all of it; it never
-// sees a value.
+// fillgate's toolbar popup: the host connection, the pause switch, the
+// live leases (each with an End button) and the last few requests. It asks
+// the service worker for all of it; it never sees a value.
 "use strict";
 const api = globalThis.browser ?? globalThis.chrome;
 const $ = (id) => document.getElementById(id);
@@ -24,6 +24,21 @@ function render(s) {
     return li;
   });
   $("recent").replaceChildren(...rows);
+  const leases = (s.leases ?? []).map((l) => {
+    const li = document.createElement("li");
+    const head = li.appendChild(document.createElement("div"));
+    head.append(`${l.service} · ${l.field}${l.account ? ` as ${l.account}` : ""}`);
+    const until = new Date(l.until);
+    li.appendChild(document.createElement("small")).textContent =
+      `${l.agent} · ${l.origin} · until ${isNaN(until) ? "?" : until.toLocaleTimeString()}`;
+    const end = li.appendChild(document.createElement("button"));
+    end.textContent = "End";
+    end.dataset.lease = l.id;
+    end.addEventListener("click", () => ask({ type: "end_lease", id: l.id }));
+    return li;
+  });
+  $("leases").replaceChildren(...leases);
+  $("leasebox").hidden = leases.length === 0;
   $("empty").hidden = rows.length > 0;
 }
 

@@ -20,6 +20,7 @@ let backoff = BACKOFF_MIN, retry = 0;
 let paused = false; // mirrors storage.local "paused"
 let instance = ""; // storage.local "instance": a random id for this profile, never a secret
 const recent = []; // recent outcomes for the popup, newest first; never values
+let leases = []; // the host's live leases, for the popup (service, field, account, agent, origin, until); never values
 const prompts = new Set(); // ids of the open prompt windows, mirrored in storage.session
 const loaded = api.storage.local.get(["paused", "instance"]).then(async (v) => {
   paused = v.paused === true;
@@ -43,7 +44,7 @@ async function connect() {
   p.onMessage.addListener(onHostMessage);
   p.onDisconnect.addListener(() => {
     if (port === p) {
-      port = null; host = null;
+      port = null; host = null; leases = [];
       // The host that asked for these prompts is gone, and their one-shot
       // server with it: close them, so nobody types into a dead page whose
       // port another program may take over. (An older port ending after a
@@ -85,10 +86,12 @@ function notice(msg) {
     const { time, service, origin, status } = msg;
     recent.unshift({ time, service, origin, status });
     recent.splice(RECENT);
+  } else if (msg?.type === "leases" && Array.isArray(msg.leases)) {
+    leases = msg.leases.map(({ id, agent, service, field, account, origin, until }) => ({ id, agent, service, field, account, origin, until }));
   }
 }
 
-const handlers = { inspect, peek, insert, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }) };
+const handlers = { inspect, peek, insert, notify, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }) };
 
 // answer returns the reply (without id) to one host request.
 async function answer(msg) {
@@ -191,6 +194,7 @@ async function inspect(msg) {
   if (msg.frame != null && msg.frame !== end.frameId) Object.assign(field, { kind: "none", split: 0, problem: "" });
   const reply = { type: "inspected", tab: tab.id, frame: end.frameId, token, origins: origins(chain), field, paused };
   if (end.result.form) reply.form = end.result.form;
+  if (typeof end.result.account === "string" && end.result.account && field.kind !== "none") reply.account = end.result.account;
   return reply;
 }
 
@@ -278,6 +282,16 @@ async function bringToFront(tab) {
   }
 }
 
+// notify shows the browser notification of a fill that runs with no
+// prompt (a lease, or approval = none), as the host words it: agent,
+// service and origin. The host fills only once it is shown.
+async function notify(msg) {
+  const title = String(msg.title ?? "").slice(0, 200), message = String(msg.message ?? "").slice(0, 1000);
+  if (!title) return fail("bad_request", "notify needs a title");
+  await api.notifications.create({ type: "basic", iconUrl: api.runtime.getURL("icons/icon128.png"), title, message });
+  return { type: "notified" };
+}
+
 async function openPrompt(msg) {
   let url;
   try {
@@ -339,13 +353,20 @@ api.storage.onChanged.addListener((changes, area) => {
   post({ type: "paused", paused });
 });
 
-// The popup asks for the state and flips the pause switch.
+// The popup asks for the state, flips the pause switch and ends leases.
 api.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   if (sender.id !== api.runtime.id) return false;
-  const state = () => ({ connected: host !== null, host, paused, recent, version: VERSION });
+  const live = () => leases.filter((l) => Date.parse(l.until) > Date.now());
+  const state = () => ({ connected: host !== null, host, paused, recent, leases: live(), version: VERSION });
   if (msg?.type === "state") {
     loaded.then(() => sendResponse(state()));
     return true;
+  }
+  if (msg?.type === "end_lease" && typeof msg.id === "string") {
+    leases = leases.filter((l) => l.id !== msg.id);
+    post({ type: "end_lease", lease: msg.id });
+    sendResponse(state());
+    return false;
   }
   if (msg?.type === "pause") {
     api.storage.local.set({ paused: msg.paused === true }).then(() => { paused = msg.paused === true; sendResponse(state()); });

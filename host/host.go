@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/fillgate/fillgate/host/agentsock"
@@ -20,8 +21,10 @@ import (
 	"github.com/fillgate/fillgate/host/dirs"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/harden"
+	"github.com/fillgate/fillgate/host/keychain"
 	"github.com/fillgate/fillgate/host/logfile"
 	"github.com/fillgate/fillgate/host/nativemsg"
+	"github.com/fillgate/fillgate/host/planner"
 	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/manifest"
 	"github.com/fillgate/fillgate/policy"
@@ -38,6 +41,9 @@ type Config struct {
 	Env dirs.Env
 	// PolicyPath overrides the policy file; "" means dirs.PolicyFile.
 	PolicyPath string
+	// Environ is the environment the password stores' programs take
+	// their variables from; nil means os.Environ().
+	Environ []string
 }
 
 // Run serves until the browser closes the pipe (a clean end, nil) or ctx
@@ -74,9 +80,11 @@ func Run(ctx context.Context, cfg Config) error {
 	defer stop(nil)
 
 	var br *bridge.Bridge
+	state := fill.NewMemState()
 	port := nativemsg.NewPort(cfg.Stdin, cfg.Stdout, func(m json.RawMessage) { br.HandleNotice(m) },
 		nativemsg.WithLogger(log))
-	br = bridge.New(port, bridge.WithVersion(manifest.Version), bridge.WithLogger(log))
+	br = bridge.New(port, bridge.WithVersion(manifest.Version), bridge.WithLogger(log),
+		bridge.WithLeases(state.LiveLeases, state.EndLease))
 
 	l, err := agentsock.Listen(runDir)
 	if err != nil {
@@ -91,7 +99,9 @@ func Run(ctx context.Context, cfg Config) error {
 		browser:    name,
 		profile:    profile,
 		bridge:     br,
-		state:      fill.NewMemState(),
+		state:      state,
+		keyring:    keychain.OS(),
+		environ:    cfg.Environ,
 		audit:      audit.Open(stateDir),
 		log:        log,
 		policyPath: policyPath,
@@ -122,7 +132,9 @@ type handler struct {
 	browser    string // the browser's name, e.g. "chromium", "brave"
 	profile    string // its profile, or "default"
 	bridge     *bridge.Bridge
-	state      fill.State
+	state      *fill.MemState // the State and the leases, in memory
+	keyring    *keychain.Keyring
+	environ    []string
 	audit      fill.Auditor
 	log        *slog.Logger
 	policyPath string
@@ -139,17 +151,38 @@ func (h *handler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, 
 		_ = h.audit.Record(fill.AuditEntry{Time: time.Now(), Agent: agent, Service: req.Service, Via: res.Via, Status: res.Status, Detail: res.Detail})
 		return res
 	}
+	environ := h.environ
+	if environ == nil {
+		environ = os.Environ()
+	}
 	e := &fill.Engine{
 		Browser:   h.bridge,
 		Prompter:  prompt.Config{Logger: h.log}.Start,
 		Policy:    pol,
 		State:     h.state,
 		Limits:    pol.Limits(),
+		Planner:   &planner.Planner{Policy: pol, Keyring: h.keyring, Environ: environ},
+		Leases:    h.state,
+		Notifier:  h.bridge,
 		Audit:     h.audit,
 		Log:       h.log,
 		OnOutcome: h.bridge.Outcome,
 	}
-	return e.Fill(ctx, req, agent, progress)
+	before := leaseIDs(h.state.LiveLeases(time.Now()))
+	res := e.Fill(ctx, req, agent, progress)
+	if !slices.Equal(before, leaseIDs(h.state.LiveLeases(time.Now()))) {
+		h.bridge.PushLeases() // the popup lists a lease this fill started
+	}
+	return res
+}
+
+// leaseIDs lists the leases' ids.
+func leaseIDs(ls []fill.Lease) []string {
+	ids := make([]string, len(ls))
+	for i, l := range ls {
+		ids[i] = l.ID
+	}
+	return ids
 }
 
 // Status describes this host for `fillgate doctor` and clients.
@@ -166,6 +199,7 @@ func (h *handler) Status() agentsock.HostStatus {
 			Connected: es.Connected, Version: es.Version, Paused: es.Paused, UserAgent: es.UserAgent, Instance: es.Instance,
 		},
 		Socket: h.socket,
+		Leases: h.state.LiveLeases(time.Now()),
 	}
 }
 

@@ -17,7 +17,22 @@ func (p *Policy) NormalizeService(service string) (string, error) {
 // Decide implements fill.Policy: it evaluates what the browser reported
 // about the focused field against the request.
 func (p *Policy) Decide(service, field string, agent fill.Agent, in fill.Inspection, via string) (bool, string) {
-	d := p.Evaluate(Input{
+	d := p.Evaluate(fillInput(service, field, agent, in, via))
+	return d.Allow, d.Detail
+}
+
+// Settings returns the person's settings (approval, lease, where the
+// value comes from, remembering) for a fill the policy allows on the
+// inspected page, as Evaluate puts them in its Decision; false when the
+// policy does not allow the fill.
+func (p *Policy) Settings(service, field string, agent fill.Agent, in fill.Inspection, via string) (Settings, bool) {
+	d := p.Evaluate(fillInput(service, field, agent, in, via))
+	return d.Settings, d.Allow
+}
+
+// fillInput is what Evaluate decides on for a fill.
+func fillInput(service, field string, agent fill.Agent, in fill.Inspection, via string) Input {
+	return Input{
 		Service:      service,
 		Field:        field,
 		Origins:      in.Origins,
@@ -27,8 +42,7 @@ func (p *Policy) Decide(service, field string, agent fill.Agent, in fill.Inspect
 		Form:         formInput(in.Form),
 		AgentExe:     agent.Exe,
 		Via:          via,
-	})
-	return d.Allow, d.Detail
+	}
 }
 
 // formInput is what Evaluate needs of the inspected form.

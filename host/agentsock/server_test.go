@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +27,7 @@ func TestStatusRoundTrip(t *testing.T) {
 		t.Fatalf("Status: %v", err)
 	}
 	want.Socket = h.l.Path() // filled in by Serve
-	if len(got) != 1 || got[0] != want {
+	if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
 		t.Errorf("Status = %+v, want [%+v]", got, want)
 	}
 }

@@ -126,6 +126,9 @@ type HostStatus struct {
 	// ActiveTab is what the browser's active tab has focused; only in an
 	// answer to a status request that asked for all hosts.
 	ActiveTab *ActiveTab `json:"active_tab,omitempty"`
+	// Leases are the host's live leases (`fillgate saved` lists them):
+	// service, field, account, agent, origin and end; never a value.
+	Leases []fill.Lease `json:"leases,omitempty"`
 }
 
 // ActiveTab is what the active tab of a browser's last focused window has

@@ -41,10 +41,12 @@ type ExtensionStatus struct {
 
 // config is what the Options set.
 type config struct {
-	version string
-	pid     int
-	log     *slog.Logger
-	now     func() time.Time
+	version  string
+	pid      int
+	log      *slog.Logger
+	now      func() time.Time
+	leases   func(time.Time) []fill.Lease
+	endLease func(id string) bool
 }
 
 // Option configures a Bridge.
@@ -141,10 +143,11 @@ type notice struct {
 	Paused    bool   `json:"paused"`
 	Window    int64  `json:"window"`
 	Instance  string `json:"instance"`
+	Lease     string `json:"lease"`
 }
 
 // HandleNotice handles a message from the extension that is not a reply:
-// hello, paused and prompt_closed. Others, and late replies, are logged by
+// hello, paused, prompt_closed and end_lease. Others, and late replies, are logged by
 // type and dropped.
 func (b *Bridge) HandleNotice(raw json.RawMessage) {
 	var n notice
@@ -171,6 +174,7 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 		if err != nil {
 			b.log.Warn("bridge: could not answer hello", "err", err)
 		}
+		b.pushLeases(false)
 	case "paused":
 		b.mu.Lock()
 		b.status.Paused = n.Paused
@@ -178,6 +182,8 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 		b.log.Info("bridge: extension pause switch changed", "paused", n.Paused)
 	case "prompt_closed":
 		b.windowClosed(n.Window)
+	case "end_lease":
+		b.endLease(n.Lease)
 	default:
 		b.log.Info("bridge: ignored an unknown notice", "type", n.Type)
 	}

@@ -47,6 +47,8 @@ type probeResult struct {
 	ActiveIsFrame bool           `json:"activeIsFrame"`
 	Field         fill.FieldInfo `json:"field"`
 	Form          *fill.FormInfo `json:"form"`
+	// Account is the user name the focused field's form shows, or "".
+	Account string `json:"account"`
 	// ClosedHost says the focus stopped at an element that may hold it in
 	// a closed shadow root the call could not reach (see shadow.go).
 	ClosedHost bool `json:"closedHost"`

@@ -146,6 +146,7 @@ func (b *Browser) Inspect(ctx context.Context, req fill.Request) (fill.Inspectio
 		Origins: loc.origins(),
 		Field:   field,
 		Form:    loc.focused().probe.Form,
+		Account: loc.focused().probe.Account,
 	}, nil
 }
 

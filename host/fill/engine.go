@@ -42,6 +42,7 @@ type Limits struct {
 	RateWindow    time.Duration
 	InspectBudget time.Duration // how long the browser may take to inspect
 	InsertBudget  time.Duration // how long the browser may take to insert
+	FetchBudget   time.Duration // how long a saved value's source may take (a store's program runs up to 30 s)
 	// FallbackHint tells the agent what to do instead after no_response.
 	FallbackHint string
 }
@@ -55,13 +56,16 @@ func DefaultLimits() Limits {
 		RateWindow:    time.Minute,
 		InspectBudget: 5 * time.Second,
 		InsertBudget:  10 * time.Second,
+		FetchBudget:   40 * time.Second,
 		FallbackHint: "do not ask again now: the human did not see or answer the prompt. " +
 			"Ask them in your own interface to type the secret into the page themselves, " +
 			"or to run the request again when they are at the browser",
 	}
 }
 
-// Engine runs the fill flow: inspect → policy → prompt → re-check and
+// Engine runs the fill flow: inspect → policy → plan (where the value
+// comes from, how it is approved) → prompt, or a notice for a fill the
+// person's policy lets run unasked → fetch a saved value → re-check and
 // insert → result. It is safe for concurrent use.
 type Engine struct {
 	Browser  Browser
@@ -69,6 +73,14 @@ type Engine struct {
 	Policy   Policy
 	State    State
 	Limits   Limits
+	// Planner says where the value comes from; nil: the person types it
+	// every time.
+	Planner Planner
+	// Leases keeps leases; nil: a lease approves just the one fill.
+	Leases Leases
+	// Notifier shows the notice of a fill with no prompt; nil: every fill
+	// is asked in the prompt.
+	Notifier Notifier
 	Audit    Auditor      // optional
 	Log      *slog.Logger // optional; never given a value
 	// OnOutcome, if set, hears every result (the extension's popup history).
@@ -84,13 +96,13 @@ func (e *Engine) Fill(ctx context.Context, req Request, agent Agent, progress fu
 	if progress == nil {
 		progress = func(Progress) {}
 	}
-	res := e.fill(ctx, req, agent, progress)
+	res, how := e.fill(ctx, req, agent, progress)
 	e.log().Info("fill finished", "agent", agent.String(), "service", res.Service,
 		"origin", res.Origin, "field", res.Field, "via", res.Via, "status", string(res.Status), "detail", res.Detail)
 	if e.Audit != nil {
 		err := e.Audit.Record(AuditEntry{
 			Time: e.now(), Agent: agent, Service: res.Service, Origin: res.Origin,
-			Field: res.Field, Via: res.Via, Status: res.Status, Detail: res.Detail,
+			Field: res.Field, Via: res.Via, Status: res.Status, Detail: res.Detail, How: how,
 		})
 		if err != nil {
 			e.log().Error("audit log", "err", err)
@@ -102,19 +114,21 @@ func (e *Engine) Fill(ctx context.Context, req Request, agent Agent, progress fu
 	return res
 }
 
-func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress func(Progress)) Result {
+// fill runs the flow; it returns the result and how the value inserted
+// was approved (How…, "" when nothing was inserted).
+func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress func(Progress)) (Result, string) {
 	r := Result{Service: req.Service, Via: e.Browser.Via()}
 	field, err := NormalizeField(req.Field)
 	if err != nil {
-		return r.with(StatusRefused, err.Error())
+		return r.with(StatusRefused, err.Error()), ""
 	}
 	r.Field = field
 	if req.Then, err = NormalizeThen(req.Then); err != nil {
-		return r.with(StatusRefused, err.Error())
+		return r.with(StatusRefused, err.Error()), ""
 	}
 	svc, err := e.Policy.NormalizeService(req.Service)
 	if err != nil {
-		return r.with(StatusRefused, err.Error())
+		return r.with(StatusRefused, err.Error()), ""
 	}
 	req.Service, r.Service = svc, svc
 
@@ -123,23 +137,26 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 		r.Fallback = e.Limits.FallbackHint
 		return r.with(StatusRefused, fmt.Sprintf(
 			"nobody answered the last prompt for %s from this agent; fillgate will not ask again before %s",
-			req.Service, until.Format(time.TimeOnly)))
+			req.Service, until.Format(time.TimeOnly))), ""
 	}
 	if !e.State.Allow(agent.Key(), now, e.Limits.RateLimit, e.Limits.RateWindow) {
 		return r.with(StatusRefused, fmt.Sprintf(
-			"too many requests from this agent: at most %d per %s", e.Limits.RateLimit, e.Limits.RateWindow))
+			"too many requests from this agent: at most %d per %s", e.Limits.RateLimit, e.Limits.RateWindow)), ""
 	}
 	release, err := e.State.Claim(req.Service)
 	if errors.Is(err, ErrBusy) {
 		return r.with(StatusRefused, fmt.Sprintf(
-			"a prompt for %s is already open; answer or cancel it first", req.Service))
+			"a prompt for %s is already open; answer or cancel it first", req.Service)), ""
 	}
 	if err != nil {
-		return r.with(StatusFailed, fmt.Sprintf("cannot record the request: %v", err))
+		return r.with(StatusFailed, fmt.Sprintf("cannot record the request: %v", err)), ""
 	}
 	defer release()
 
-	// Inspect.
+	// Inspect (while the planner reads what is saved for the service).
+	if w, ok := e.Planner.(Warmer); ok {
+		w.Warm(ctx, req.Service, field)
+	}
 	progress(Progress{Phase: PhaseInspecting})
 	ictx, cancel := context.WithTimeout(ctx, e.Limits.InspectBudget)
 	in, err := e.Browser.Inspect(ictx, req)
@@ -150,30 +167,33 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 		if own {
 			detail = e.cause(ctx, err).Error() // it speaks for itself
 		}
-		return r.with(e.classify(ctx, status), detail)
+		return r.with(e.classify(ctx, status), detail), ""
 	}
 	r.Origin = in.Origin()
+	in.Account = cleanAccount(in.Account)
 	if in.Paused {
-		return r.with(StatusRefused, "fills are paused in the fillgate extension; switch them back on in its toolbar popup")
+		return r.with(StatusRefused, "fills are paused in the fillgate extension; switch them back on in its toolbar popup"), ""
 	}
 	if ok, detail := e.Policy.Decide(req.Service, field, agent, in, e.Browser.Via()); !ok {
-		return r.with(StatusRefused, detail)
+		return r.with(StatusRefused, detail), ""
 	}
 	then, ok, detail := e.Policy.ThenFor(in, req.Then)
 	if !ok {
-		return r.with(StatusRefused, detail)
+		return r.with(StatusRefused, detail), ""
 	}
 
-	// Prompt.
+	// Where the value comes from, and how it is approved.
+	q := PlanQuery{Service: req.Service, Field: field, Agent: agent, In: in, Via: e.Browser.Via()}
+	plan, err := e.planFor(ctx, q)
+	if err != nil {
+		return r.with(StatusFailed, "cannot work out where the value comes from: "+err.Error()), ""
+	}
 	budget := e.Limits.PromptBudget
 	if req.Timeout > 0 && req.Timeout < budget {
 		budget = req.Timeout
 	}
-	answer, status, detail, unseen := e.ask(ctx, PromptInfo{
-		Agent: agent, Service: req.Service, Origin: r.Origin, Field: field,
-		Via: e.Browser.Via(), Budget: budget,
-	}, progress)
-	defer clear(answer.Value)
+	got, status, detail, unseen := e.obtain(ctx, q, plan, budget, progress)
+	defer got.zero()
 	if status != "" {
 		if status == StatusNoResponse || unseen {
 			r.Fallback = e.Limits.FallbackHint
@@ -183,26 +203,38 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 				e.log().Error("record cool-down", "err", err)
 			}
 		}
-		return r.with(status, detail)
+		return r.with(status, detail), ""
 	}
 
 	// Re-check, insert and, unless then is none, submit and leave nothing.
 	progress(Progress{Phase: PhaseInserting})
+	if got.source && got.value == nil {
+		if err := e.fetch(ctx, q, plan, &got); err != nil {
+			return r.with(e.classify(ctx, StatusFailed), e.fetchDetail(ctx, plan, err)), ""
+		}
+	}
 	xctx, cancel := context.WithTimeout(ctx, e.Limits.InsertBudget)
-	v, err := e.Browser.Insert(xctx, in, answer.Value, InsertOptions{Then: then})
+	v, err := e.Browser.Insert(xctx, in, got.value, InsertOptions{Then: then})
 	cancel()
-	clear(answer.Value)
+	if !got.remember {
+		got.zero()
+	}
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return r.with(StatusFailed, "the browser did not confirm the insert in time; the value may or may not be in the field: check the page")
+			return r.with(StatusFailed, "the browser did not confirm the insert in time; the value may or may not be in the field: check the page"), ""
 		}
-		return r.with(e.classify(ctx, StatusFailed), fmt.Sprintf("cannot insert: %v", e.cause(ctx, err)))
+		return r.with(e.classify(ctx, StatusFailed), fmt.Sprintf("cannot insert: %v", e.cause(ctx, err))), ""
 	}
 	if !v.Inserted {
-		return r.with(StatusRefused, "nothing was inserted: "+explain(v.Reason))
+		return r.with(StatusRefused, "nothing was inserted: "+explain(v.Reason)), ""
 	}
 	r.Submitted, r.Navigated = &v.Submitted, &v.Navigated
-	return r.with(afterInsert(v, fieldWord(field), then))
+	status, detail = afterInsert(v, fieldWord(field), then)
+	detail += got.says(plan)
+	if status == StatusOK {
+		detail += e.keep(ctx, q, plan, &got)
+	}
+	return r.with(status, detail), got.how
 }
 
 // afterInsert turns the verdict of an insert that happened into the
@@ -303,7 +335,7 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 	discard := func() {
 		stop()
 		rep := <-replies
-		clear(rep.a.Value)
+		rep.a.Zero()
 	}
 
 	var werr error
@@ -311,7 +343,7 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 	case rep := <-replies:
 		if rep.err == nil {
 			if rep.a.Cancelled {
-				clear(rep.a.Value)
+				rep.a.Zero()
 				return Answer{}, StatusCancelled, "the human cancelled the prompt", false
 			}
 			return rep.a, "", "", false

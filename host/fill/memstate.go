@@ -1,16 +1,19 @@
 package fill
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
 
-// MemState is a State kept in memory, for one host process.
+// MemState is a State and the Leases kept in memory, for one host
+// process.
 type MemState struct {
 	mu       sync.Mutex
 	open     map[string]bool
 	cooldown map[[2]string]time.Time
 	hits     map[string][]time.Time
+	leases   []Lease
 }
 
 // NewMemState returns an empty MemState.
@@ -20,6 +23,48 @@ func NewMemState() *MemState {
 		cooldown: map[[2]string]time.Time{},
 		hits:     map[string][]time.Time{},
 	}
+}
+
+var _ Leases = (*MemState)(nil)
+
+// Leased implements Leases.
+func (s *MemState) Leased(agentKey, service, field, account, origin string, now time.Time) (Lease, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.leases {
+		if l.Covers(agentKey, service, field, account, origin, now) {
+			return l, true
+		}
+	}
+	return Lease{}, false
+}
+
+// Grant implements Leases.
+func (s *MemState) Grant(l Lease) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leases = append(slices.DeleteFunc(s.leases, l.Same), l)
+	return nil
+}
+
+// LiveLeases returns the leases live at now, soonest end first, and
+// forgets the ended ones.
+func (s *MemState) LiveLeases(now time.Time) []Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leases = slices.DeleteFunc(s.leases, func(l Lease) bool { return !now.Before(l.Until) })
+	out := slices.Clone(s.leases)
+	slices.SortFunc(out, func(a, b Lease) int { return a.Until.Compare(b.Until) })
+	return out
+}
+
+// EndLease ends the lease with id; it reports whether there was one.
+func (s *MemState) EndLease(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.leases)
+	s.leases = slices.DeleteFunc(s.leases, func(l Lease) bool { return l.ID == id })
+	return len(s.leases) < n
 }
 
 // Claim implements State.

@@ -14,13 +14,45 @@ type PromptInfo struct {
 	Field   string // FieldPassword or FieldOTP
 	Via     string // ViaExtension or ViaCDP
 	Budget  time.Duration
+	// Account is the account the page shows ("as alice@example.com"), ""
+	// for none. The page chose it: display only.
+	Account string
+	// From is where the saved value the person may approve comes from
+	// ("from pass: work/github"); "" when there is none: the person can
+	// only type a value.
+	From string
+	// Accounts, with From, are the accounts the person picks among (never
+	// values): several are saved and the page shows none.
+	Accounts []string
+	// Ask, with From, is what the source needs typed before it can be
+	// read (the KeePassXC database password); "" for nothing.
+	Ask string
+	// Remember offers to remember a typed value in the OS keyring.
+	Remember bool
 }
 
-// Answer is the human's reply. Value is nil when Cancelled; the receiver
-// owns Value and must zero it.
+// Answer is the human's reply: a typed Value, an approval of the saved
+// value, or a cancel. The receiver owns Value and Asked and must zero them
+// (Zero).
 type Answer struct {
-	Value     []byte
+	// Value is what the person typed; nil when they approved or
+	// cancelled.
+	Value []byte
+	// Approved: the person approved the saved value (PromptInfo.From).
+	Approved bool
+	// Account is the account the person picked among PromptInfo.Accounts.
+	Account string
+	// Asked is what the person typed for PromptInfo.Ask.
+	Asked []byte
+	// Remember: the person asked to remember the typed Value.
+	Remember  bool
 	Cancelled bool
+}
+
+// Zero clears the answer's secrets.
+func (a *Answer) Zero() {
+	clear(a.Value)
+	clear(a.Asked)
 }
 
 // Prompt is one open loopback prompt.
@@ -73,7 +105,18 @@ type AuditEntry struct {
 	Via     string    `json:"via,omitempty"`
 	Status  Status    `json:"status"`
 	Detail  string    `json:"detail,omitempty"`
+	// How says how the value was approved: HowTyped, HowApproved,
+	// HowLease or HowNone; "" when nothing was inserted.
+	How string `json:"how,omitempty"`
 }
+
+// How a fill's value was approved (AuditEntry.How).
+const (
+	HowTyped    = "typed"    // the person typed it in the prompt
+	HowApproved = "approved" // the person approved a saved value in the prompt
+	HowLease    = "lease"    // a lease filled a saved value, with a notice
+	HowNone     = "none"     // approval = none filled a saved value, with a notice
+)
 
 // Auditor records outcomes.
 type Auditor interface {

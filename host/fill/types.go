@@ -1,9 +1,12 @@
 // Package fill runs one fill request: inspect the focused field, apply the
-// policy, ask a human through the loopback prompt, then re-check and insert.
+// policy, ask a human through the loopback prompt (or, where the person's
+// policy lets a saved value fill unasked, show a notice), then re-check and
+// insert.
 //
 // The package holds the request and result types that travel over the agent
-// socket, the ports the flow talks to (Browser, State, Audit), and the Engine
-// that drives them. A secret value only ever lives in a []byte that the
+// socket, the ports the flow talks to (Browser, State, Audit, and Planner,
+// Source, Leases and Notifier for saved values and approval modes), and the
+// Engine that drives them. A secret value only ever lives in a []byte that the
 // Engine zeroes on every path.
 package fill
 
@@ -233,8 +236,12 @@ type Inspection struct {
 	Origins []string  `json:"origins"`
 	Field   FieldInfo `json:"field"`
 	// Form is the focused field's form; nil for a field in no form.
-	Form   *FormInfo `json:"form,omitempty"`
-	Paused bool      `json:"paused,omitempty"` // the user paused fills in the extension
+	Form *FormInfo `json:"form,omitempty"`
+	// Account is the user name the focused field's form shows (never a
+	// secret; the page chose it), "" for none. It goes to the prompt and
+	// to the keyring lookup, never to the agent.
+	Account string `json:"account,omitempty"`
+	Paused  bool   `json:"paused,omitempty"` // the user paused fills in the extension
 }
 
 // Origin is the origin of the focused frame, or "".

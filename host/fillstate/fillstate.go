@@ -1,12 +1,12 @@
 // Package fillstate keeps the fill flow's State in the state directory, so
 // that separate `fillgate fill` processes on the CDP path share it: the
-// one-prompt-per-service claim, the no-response cool-downs and the
-// per-agent request rate. It holds service names, agent keys and times;
-// never a value.
+// one-prompt-per-service claim, the no-response cool-downs, the
+// per-agent request rate and the leases. It holds service names, agent
+// keys, accounts, origins and times; never a value.
 //
 // Layout, inside the directory:
 //
-//	cdp-state.json       cool-downs and recent request times (JSON)
+//	cdp-state.json       cool-downs, recent request times and leases (JSON)
 //	cdp-state.lock       serialises read-modify-write of cdp-state.json
 //	claims/<hash>.lock   one per service; held locked while its prompt is open
 //
@@ -53,7 +53,10 @@ type Dir struct {
 	LockTimeout time.Duration
 }
 
-var _ fill.State = (*Dir)(nil)
+var (
+	_ fill.State  = (*Dir)(nil)
+	_ fill.Leases = (*Dir)(nil)
+)
 
 // Open returns the State kept in dir (usually dirs.State), creating dir
 // 0700 if needed.
@@ -71,6 +74,7 @@ func Open(dir string) (*Dir, error) {
 type state struct {
 	Cooldowns []cooldown             `json:"cooldowns,omitempty"`
 	Requests  map[string][]time.Time `json:"requests,omitempty"` // by agent key
+	Leases    []fill.Lease           `json:"leases,omitempty"`
 }
 
 type cooldown struct {
@@ -165,6 +169,55 @@ func (d *Dir) Allow(agentKey string, now time.Time, limit int, window time.Durat
 		return true
 	})
 	return err == nil && allowed
+}
+
+// Leased implements fill.Leases. If the state cannot be read there is no
+// lease (the fill is asked in the prompt).
+func (d *Dir) Leased(agentKey, service, field, account, origin string, now time.Time) (fill.Lease, bool) {
+	var l fill.Lease
+	found := false
+	err := d.read(func(s *state) {
+		for _, x := range s.Leases {
+			if x.Covers(agentKey, service, field, account, origin, now) {
+				l, found = x, true
+			}
+		}
+	})
+	return l, err == nil && found
+}
+
+// Grant implements fill.Leases.
+func (d *Dir) Grant(l fill.Lease) error {
+	return d.update(time.Now(), func(s *state) bool {
+		s.Leases = append(slices.DeleteFunc(s.Leases, l.Same), l)
+		return true
+	})
+}
+
+// LiveLeases returns the leases live at now, soonest end first.
+func (d *Dir) LiveLeases(now time.Time) ([]fill.Lease, error) {
+	var out []fill.Lease
+	err := d.read(func(s *state) {
+		for _, l := range s.Leases {
+			if now.Before(l.Until) {
+				out = append(out, l)
+			}
+		}
+	})
+	slices.SortFunc(out, func(a, b fill.Lease) int { return a.Until.Compare(b.Until) })
+	return out, err
+}
+
+// EndLease ends the lease with id; it reports whether there was one.
+func (d *Dir) EndLease(id string) (bool, error) {
+	ended := false
+	err := d.update(time.Now(), func(s *state) bool {
+		n := len(s.Leases)
+		s.Leases = slices.DeleteFunc(s.Leases, func(l fill.Lease) bool { return l.ID == id })
+		ended = len(s.Leases) < n
+		return ended
+	})
+	return ended, err
 }
 
 // read runs fn on the current state under the lock.
@@ -274,9 +327,11 @@ func (d *Dir) store(s *state) error {
 	return nil
 }
 
-// prune drops ended cool-downs and request times older than keepHits.
+// prune drops ended cool-downs and leases, and request times older than
+// keepHits.
 func prune(s *state, now time.Time) {
 	s.Cooldowns = slices.DeleteFunc(s.Cooldowns, func(c cooldown) bool { return !now.Before(c.Until) })
+	s.Leases = slices.DeleteFunc(s.Leases, func(l fill.Lease) bool { return !now.Before(l.Until) })
 	for k, ts := range s.Requests {
 		ts = slices.DeleteFunc(ts, func(t time.Time) bool { return now.Sub(t) > keepHits })
 		if len(ts) == 0 {

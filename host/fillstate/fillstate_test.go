@@ -54,6 +54,15 @@ func helper(op string) int {
 		limit, _ := strconv.Atoi(os.Getenv("FILLSTATE_LIMIT"))
 		fmt.Println(d.Allow("agent", time.Now(), limit, time.Hour))
 		return 0
+	case "grant":
+		err := d.Grant(fill.Lease{ID: "l1", AgentKey: "agent", Service: "example.com", Field: fill.FieldPassword,
+			Account: "alice", Origin: "https://example.com", Until: time.Now().Add(time.Hour)})
+		if err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		fmt.Println("granted")
+		return 0
 	}
 	return 2
 }
@@ -317,3 +326,50 @@ func BenchmarkAllow(b *testing.B) {
 // stateDir is a state directory that does not exist yet (Open makes it
 // 0700; a test's temp dir itself is 0755).
 func stateDir(t *testing.T) string { return filepath.Join(t.TempDir(), "state") }
+
+// TestLeasesAcrossProcesses: a lease one process granted covers the same
+// agent, service, field, account and origin in another, until it ends or
+// is ended; a new one replaces it.
+func TestLeasesAcrossProcesses(t *testing.T) {
+	dir := stateDir(t)
+	d := open(t, dir)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FILLSTATE_HELPER=grant", "FILLSTATE_DIR="+dir)
+	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != "granted" {
+		t.Fatalf("helper: %v %s", err, out)
+	}
+	now := time.Now()
+	l, ok := d.Leased("agent", "example.com", fill.FieldPassword, "alice", "https://example.com", now)
+	if !ok || l.ID != "l1" {
+		t.Fatalf("the other process's lease: %v %+v", ok, l)
+	}
+	for name, args := range map[string][5]string{
+		"another agent":   {"other", "example.com", fill.FieldPassword, "alice", "https://example.com"},
+		"another service": {"agent", "example.org", fill.FieldPassword, "alice", "https://example.com"},
+		"another field":   {"agent", "example.com", fill.FieldOTP, "alice", "https://example.com"},
+		"another account": {"agent", "example.com", fill.FieldPassword, "", "https://example.com"},
+		"another origin":  {"agent", "example.com", fill.FieldPassword, "alice", "https://www.example.com"},
+	} {
+		if _, ok := d.Leased(args[0], args[1], args[2], args[3], args[4], now); ok {
+			t.Errorf("%s is covered", name)
+		}
+	}
+	if _, ok := d.Leased("agent", "example.com", fill.FieldPassword, "alice", "https://example.com", now.Add(time.Hour)); ok {
+		t.Error("the lease covers a fill after it ended")
+	}
+	renewed := l
+	renewed.ID, renewed.Until = "l2", now.Add(2*time.Hour)
+	if err := d.Grant(renewed); err != nil {
+		t.Fatal(err)
+	}
+	live, err := d.LiveLeases(now)
+	if err != nil || len(live) != 1 || live[0].ID != "l2" {
+		t.Fatalf("live leases %v %+v", err, live)
+	}
+	if ended, err := d.EndLease("l2"); err != nil || !ended {
+		t.Fatalf("end: %v %v", ended, err)
+	}
+	if live, _ := d.LiveLeases(now); len(live) != 0 {
+		t.Fatalf("after the end: %+v", live)
+	}
+}

@@ -29,9 +29,10 @@ const (
 
 // Values of the action field. More actions fit in by name.
 const (
-	actionSubmit = "submit" // the encrypted answer of what was typed
-	actionCancel = "cancel"
-	actionWatch  = "watch" // the page's watch on the prompt's end
+	actionSubmit  = "submit"  // the encrypted answer of what was typed
+	actionApprove = "approve" // the encrypted approval of the saved value
+	actionCancel  = "cancel"
+	actionWatch   = "watch" // the page's watch on the prompt's end
 )
 
 var (

@@ -387,14 +387,15 @@ func TestPlaintextValueIsRefusedUnread(t *testing.T) {
 	}
 }
 
-// TestValueOfZeroesItsCopies: the decoded value is exact and the buffer
-// encoding/json decoded into is zeroed, slack included.
-func TestValueOfZeroesItsCopies(t *testing.T) {
+// TestReadPayloadIsExact: the decoded value and what the store needs are
+// fresh slices of exactly their length.
+func TestReadPayloadIsExact(t *testing.T) {
 	for _, v := range []string{"a", "ab", "abc", "abcd", strings.Repeat("x", 1000)} {
-		plain := []byte(`{"value":"` + base64.StdEncoding.EncodeToString([]byte(v)) + `"}`)
-		got, err := valueOf(plain)
-		if err != nil || string(got) != v || cap(got) != len(v) {
-			t.Errorf("valueOf(%d bytes): %v; exact value %v", len(v), err, string(got) == v)
+		b := base64.StdEncoding.EncodeToString([]byte(v))
+		got, err := readPayload([]byte(`{"value":"` + b + `","ask":"` + b + `","remember":true,"account":"al"}`))
+		if err != nil || string(got.Value) != v || cap(got.Value) != len(v) || string(got.Ask) != v || cap(got.Ask) != len(v) ||
+			!got.Remember || got.Account == nil || *got.Account != "al" {
+			t.Errorf("readPayload(%d bytes): %v; exact value %v", len(v), err, string(got.Value) == v)
 		}
 	}
 }

@@ -52,180 +52,13 @@ button:disabled, input:disabled { opacity: .55; cursor: default; }
 .secret.typed { animation: typed .15s; }
 @keyframes typed { from { border-color: var(--accent); } }
 h2 { font-size: 1.05rem; margin: .75rem 0 .25rem; }
+label.choice { display: flex; gap: .5rem; align-items: center; font-weight: normal; margin: .4rem 0; }
+label.choice input { width: auto; margin: 0; }
+fieldset { border: 1px solid var(--line); border-radius: 8px; margin: .5rem 0; padding: .25rem .8rem; }
+legend { color: var(--muted); padding: 0 .3rem; }
+#saved { border-bottom: 1px solid var(--line); padding-bottom: .75rem; margin-bottom: .25rem; }
+#saved h2 { margin-top: 0; }
 [hidden] { display: none !important; }
-`
-
-// pageScript runs the form. It is the only script on any page, allowed by
-// its hash in the CSP, so it must reach the browser byte for byte as
-// written here; everything it needs is in the page's data-* attributes.
-// It encrypts the answer to the prompt's key before it leaves the page
-// (host/PROTOCOL.md, "The prompt's answer"), clears the field, and posts
-// with fetch, so no response is ever rendered as a page and no form is
-// ever submitted for the browser to remember. It disables everything at
-// the page's own deadline, and as soon as its watch on the prompt ends
-// (fillgate answered, closed the prompt or went away). Its state is
-// "open", "busy" while an answer is on its way, then the final state
-// finish shows.
-//
-// What the person types lives only in the script's closure, never in the
-// page: every edit of the field goes through its beforeinput handler
-// (typing and pasting append, Backspace takes the last character back, an
-// edit of everything after select-all or any other deletion starts over;
-// IME text is taken at compositionend), and the field shows the same mask
-// whatever it holds. So nothing that reads the page (an agent's snapshot
-// of this tab, the accessibility tree, a password manager) learns the
-// value or even its length.
-//
-// html/template drops JavaScript comments, which would break the hash, so
-// the script has none.
-const pageScript = `
-"use strict";
-(() => {
-  const $ = (id) => document.getElementById(id);
-  const box = $("answer"), field = $("value"), send = $("send"), cancel = $("cancel");
-  const form = $("cancelform"), hint = $("hint"), empty = $("empty");
-  const csrf = form.elements.csrf.value, path = box.dataset.path;
-  const url = new URL(path, location.href).href;
-  const closesIn = box.dataset.closesIn === "" ? Infinity : Number(box.dataset.closesIn);
-  const t0 = performance.now(), d0 = Date.now();
-  const enc = new TextEncoder(), watch = new AbortController();
-  let state = "open";
-  const MASK = "\u2022".repeat(8);
-  let typed = [];
-  const shown = () => {
-    field.value = typed.length ? MASK : "";
-    field.setSelectionRange(field.value.length, field.value.length);
-    field.classList.remove("typed");
-    void field.offsetWidth;
-    field.classList.add("typed");
-  };
-  const forget = () => { typed.fill(""); typed = []; };
-  const all = () => field.value !== "" && field.selectionStart === 0 && field.selectionEnd === field.value.length;
-
-  const expired = () => performance.now() - t0 >= closesIn || Date.now() - d0 >= closesIn;
-  const b64 = (bytes) => btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
-  const b64url = (bytes) => b64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  const unb64url = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
-  const concat = (...parts) => {
-    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);
-    return out;
-  };
-
-  function finish(which) {
-    if (state !== "open" && state !== "busy") return;
-    state = which;
-    forget();
-    field.value = "";
-    field.disabled = send.disabled = cancel.disabled = true;
-    watch.abort();
-    box.hidden = form.hidden = empty.hidden = true;
-    for (const el of document.querySelectorAll("[data-when]")) el.hidden = el.dataset.when !== which;
-    document.body.dataset.state = which;
-  }
-
-  const post = (action, extra, signal) => fetch(url, {
-    method: "POST", body: new URLSearchParams({ csrf, action, ...extra }),
-    credentials: "same-origin", cache: "no-store", redirect: "error", signal,
-  });
-
-  async function seal(action, payload) {
-    const subtle = crypto.subtle, info = enc.encode("fillgate-prompt-v1 " + path + " " + action);
-    const hostRaw = unb64url(box.dataset.key);
-    const host = await subtle.importKey("raw", hostRaw, { name: "X25519" }, false, []);
-    const mine = await subtle.generateKey({ name: "X25519" }, false, ["deriveBits"]);
-    const mineRaw = new Uint8Array(await subtle.exportKey("raw", mine.publicKey));
-    const shared = await subtle.deriveBits({ name: "X25519", public: host }, mine.privateKey, 256);
-    const hkdf = await subtle.importKey("raw", shared, "HKDF", false, ["deriveKey"]);
-    const key = await subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: concat(hostRaw, mineRaw), info },
-      hkdf, { name: "AES-GCM", length: 256 }, false, ["encrypt"]);
-    const iv = crypto.getRandomValues(new Uint8Array(12));
-    const plain = enc.encode(JSON.stringify(payload));
-    const sealed = await subtle.encrypt({ name: "AES-GCM", iv, additionalData: info }, key, plain);
-    plain.fill(0);
-    return b64url(concat(mineRaw, iv, new Uint8Array(sealed)));
-  }
-
-  const outcome = (res, ok) => res.ok ? ok : res.status === 410 ? "closed" : "failed";
-
-  async function submit() {
-    if (state !== "open") return;
-    if (expired()) return finish("expired");
-    if (typed.length === 0) {
-      empty.hidden = false;
-      return field.focus();
-    }
-    state = "busy";
-    const value = typed.join("");
-    forget();
-    field.value = "";
-    field.disabled = send.disabled = cancel.disabled = true;
-    try {
-      const answer = await seal("submit", { value: b64(enc.encode(value)) });
-      finish(outcome(await post("submit", { answer }), "sent"));
-    } catch {
-      finish("failed");
-    }
-  }
-
-  async function cancelNow() {
-    if (state !== "open") return;
-    state = "busy";
-    forget();
-    field.value = "";
-    try {
-      finish(outcome(await post("cancel", {}), "cancelled"));
-    } catch {
-      finish("closed");
-    }
-  }
-
-  (async () => {
-    try {
-      const res = await post("watch", {}, watch.signal);
-      if (res.ok && res.body) for (const r = res.body.getReader(); !(await r.read()).done; );
-    } catch {}
-    if (state === "open") finish("closed");
-  })();
-
-  field.addEventListener("beforeinput", (e) => {
-    if (e.inputType === "insertCompositionText") return;
-    e.preventDefault();
-    if (state !== "open") return;
-    const text = e.dataTransfer ? e.dataTransfer.getData("text/plain") : e.data;
-    if (e.inputType.startsWith("insert")) {
-      if (all()) forget();
-      if (text) typed.push(...text.replace(/[\r\n]+$/, ""));
-    } else if (e.inputType === "deleteContentBackward" && !all()) {
-      typed.pop();
-    } else {
-      forget();
-    }
-    empty.hidden = true;
-    shown();
-  });
-  field.addEventListener("compositionend", (e) => {
-    if (state === "open" && e.data) typed.push(...e.data);
-    shown();
-  });
-  field.addEventListener("input", (e) => { if (!e.isComposing) shown(); });
-  field.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.isComposing) { e.preventDefault(); submit(); }
-  });
-  document.addEventListener("keydown", (e) => {
-    if (e.key === "Escape") { e.preventDefault(); cancelNow(); }
-  });
-  send.addEventListener("click", submit);
-  form.addEventListener("submit", (e) => { e.preventDefault(); cancelNow(); });
-  addEventListener("pagehide", () => { forget(); field.value = ""; });
-  document.addEventListener("visibilitychange", () => { if (state === "open" && expired()) finish("expired"); });
-  if (closesIn !== Infinity) setTimeout(() => { if (state === "open") finish("expired"); }, Math.max(0, closesIn));
-
-  if (!window.isSecureContext || !crypto.subtle) return finish("failed");
-  box.hidden = send.hidden = hint.hidden = false;
-  if (expired()) finish("expired");
-  else field.focus();
-})();
 `
 
 // csp is the Content-Security-Policy of every response: nothing loads,
@@ -261,22 +94,28 @@ const pageFoot = `</main>
 </html>
 `
 
-// formBody is the prompt. The field sits outside any form: the script
+// formBody is the prompt. The fields sit outside any form: the script
 // sends what is typed, encrypted, and nothing else can (a browser's
 // password manager sees no password form, and without JavaScript there is
 // no way to send it at all). The Cancel form works without JavaScript.
-// The final states are in the page already; the script shows one.
+// With a saved value, the page offers Approve (which sends no value: the
+// saved one never reaches the page), the account to use when several are
+// saved, and a field for what the store needs typed first. The final
+// states are in the page already; the script shows one.
 const formBody = `<h1>{{.Label}} for <code dir="ltr">{{.Service}}</code></h1>
 <dl>
 <dt>Asked by</dt><dd><code dir="ltr">{{.Agent}}</code></dd>
 <dt>Service</dt><dd><code dir="ltr">{{.Service}}</code></dd>
 <dt>Typed into</dt><dd>the focused {{.Noun}} field of <code dir="ltr">{{.Origin}}</code></dd>
+{{- if .As}}
+<dt>As</dt><dd><code dir="ltr">{{.As}}</code> (the account the page shows)</dd>
+{{- end}}
 {{- if .Via}}
 <dt>Typed by</dt><dd>{{.Via}}</dd>
 {{- end}}
 <dt>Open until</dt><dd>{{.Until}}</dd>
 </dl>
-<p class="note">The agent never sees what you type: fillgate types it into that
+<p class="note">The agent never sees what you type or approve: fillgate types it into that
 field and tells the agent only whether it worked.</p>
 <noscript><p class="msg" role="alert">This prompt needs JavaScript for 127.0.0.1: it encrypts what
 you type before it leaves this page, and without it nothing can be sent. You can still cancel.</p></noscript>
@@ -284,18 +123,41 @@ you type before it leaves this page, and without it nothing can be sent. You can
 <p class="msg" role="alert">{{.Message}}</p>
 {{- end}}
 <div id="answer" hidden data-key="{{.Key}}" data-path="{{.Action}}" data-closes-in="{{.ClosesIn}}">
+{{- if .From}}
+<section id="saved" aria-labelledby="savedhead">
+<h2 id="savedhead">Use the saved {{.Noun}}</h2>
+<p id="from">{{.From}}{{if .As}}, as <code dir="ltr">{{.As}}</code>{{end}}</p>
+{{- if .Accounts}}
+<fieldset id="accounts"><legend>Which account?</legend>
+{{- range $i, $a := .Accounts}}
+<label class="choice"><input id="account-{{$i}}" type="radio" name="account" value="{{$a.Value}}"{{if eq $i 0}} checked{{end}}> <code dir="ltr">{{$a.Shown}}</code></label>
+{{- end}}
+</fieldset>
+{{- end}}
+{{- if .Ask}}
+<label for="ask">{{.Ask}}</label>
+<input id="ask" class="secret" type="text" spellcheck="false" autocapitalize="off" autocorrect="off" autocomplete="off" aria-describedby="masked">
+<p id="askempty" class="msg" role="alert" hidden>Nothing was typed. Type it, or choose Cancel.</p>
+{{- end}}
+<div class="buttons"><button id="approve" class="send" type="button">Approve</button></div>
+</section>
+<h2>Or type another {{.Noun}}</h2>
+{{- end}}
 <label for="value">{{.Label}}</label>
 <input id="value" class="secret" type="text" required spellcheck="false" autocapitalize="off" autocorrect="off"
  aria-describedby="masked" {{if .OTP}}autocomplete="one-time-code" inputmode="numeric"{{else}}autocomplete="off"{{end}}>
 <p id="masked" class="hint">The field shows the same dots however much you type: what you type stays out of this page.</p>
 <p id="empty" class="msg" role="alert" hidden>Nothing was typed. Type the {{.Noun}}, or choose Cancel.</p>
+{{- if .Remember}}
+<label class="choice"><input id="remember" type="checkbox"> Remember it in the system keychain</label>
+{{- end}}
 </div>
 <form id="cancelform" method="post" action="{{.Action}}">
 <input type="hidden" name="csrf" value="{{.CSRF}}">
 <div class="buttons">
-<button id="send" class="send" type="button" hidden>Send</button>
+<button id="send" type="button" hidden{{if not .From}} class="send"{{end}}>Send</button>
 <button id="cancel" type="submit" name="action" value="cancel">Cancel</button>
-<span id="hint" class="hint" hidden>Enter sends, Esc cancels.</span>
+<span id="hint" class="hint" hidden>{{.Hint}}</span>
 </div>
 </form>
 {{- range .Finals}}
@@ -329,11 +191,25 @@ type formData struct {
 	OTP     bool
 	Message string // a short note above the form, or ""
 	Key     string // the prompt's public key, base64url
+	// As is the account the page shows, or "".
+	As string
+	// From is where the saved value to approve comes from, or "" for
+	// none; Accounts the accounts to pick among, and Ask what the store
+	// needs typed first (a label), with it.
+	From     string
+	Accounts []accountChoice
+	Ask      string
+	Remember bool   // offer the Remember box
+	Hint     string // the keys' hint next to the buttons
 	// ClosesIn is how many milliseconds the page stays answerable from
 	// when it is served, "" for no limit (see closesIn).
 	ClosesIn string
 	Finals   []finalData // the final states the script may show
 }
+
+// accountChoice is one account the person may pick: what is sent back
+// (the account exactly as offered) and what is shown.
+type accountChoice struct{ Value, Shown string }
 
 // finalData is one final state of the form page, shown by its script.
 type finalData struct {
@@ -345,6 +221,7 @@ type finalData struct {
 // the server sends without the script.
 var finals = []finalData{
 	{"sent", pageSent},
+	{"approved", pageApproved},
 	{"cancelled", pageCancelled},
 	{"closed", pageGone},
 	{"expired", doneData{Headline: "This prompt has expired.",
@@ -401,21 +278,44 @@ func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.T
 		until = deadline.Format("15:04:05") + " (" + humanDuration(info.Budget) + " from when it opened)"
 	}
 	service := display(info.Service)
-	return formData{
-		Title:   "fillgate — " + noun + " for " + service,
-		Label:   label,
-		Noun:    noun,
-		Service: service,
-		Origin:  display(info.Origin),
-		Agent:   display(agent),
-		Via:     via,
-		Until:   until,
-		Action:  action,
-		CSRF:    csrf,
-		OTP:     info.Field == fill.FieldOTP,
-		Key:     key,
-		Finals:  finals,
+	var accounts []accountChoice
+	for _, a := range info.Accounts {
+		accounts = append(accounts, accountChoice{Value: a, Shown: display(a)})
 	}
+	hint := "Enter sends, Esc cancels."
+	if info.From != "" {
+		hint = "Esc cancels."
+	}
+	return formData{
+		As:       display(info.Account),
+		From:     display(info.From),
+		Accounts: accounts,
+		Ask:      capitalize(display(info.Ask)),
+		Remember: info.Remember,
+		Hint:     hint,
+		Title:    "fillgate — " + noun + " for " + service,
+		Label:    label,
+		Noun:     noun,
+		Service:  service,
+		Origin:   display(info.Origin),
+		Agent:    display(agent),
+		Via:      via,
+		Until:    until,
+		Action:   action,
+		CSRF:     csrf,
+		OTP:      info.Field == fill.FieldOTP,
+		Key:      key,
+		Finals:   finals,
+	}
+}
+
+// capitalize upper-cases the first letter of a label.
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // maxDisplay caps how many characters of one name a page shows.
@@ -514,6 +414,11 @@ var (
 		Title:    "fillgate — sent",
 		Headline: "Sent. You can close this window.",
 		Detail:   "fillgate types it into the field; the agent learns only whether that worked.",
+	}
+	pageApproved = doneData{
+		Title:    "fillgate — approved",
+		Headline: "Approved. You can close this window.",
+		Detail:   "fillgate reads the saved value and types it into the field; the agent learns only whether that worked.",
 	}
 	pageCancelled = doneData{
 		Title:    "fillgate — cancelled",

@@ -44,6 +44,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -152,6 +153,7 @@ func (c Config) Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, e
 		cookie:   []byte(cookie),
 		deadline: deadline,
 		key:      key,
+		offer:    offerOf(info),
 		log:      log,
 		served:   make(chan struct{}),
 		done:     make(chan struct{}),
@@ -192,8 +194,46 @@ func checkInfo(info fill.PromptInfo) error {
 		return fmt.Errorf("field kind %q: want %q or %q", info.Field, fill.FieldPassword, fill.FieldOTP)
 	case info.Budget < 0:
 		return errors.New("negative budget")
+	case info.From == "" && (len(info.Accounts) > 0 || info.Ask != ""):
+		return errors.New("accounts to pick or something to ask, with no saved value to approve")
+	case len(info.Accounts) == 1:
+		return errors.New("one account to pick from")
+	}
+	for i, a := range info.Accounts {
+		if a == "" || slices.Contains(info.Accounts[:i], a) {
+			return errors.New("an empty or repeated account to pick")
+		}
 	}
 	return nil
+}
+
+// offer is what the prompt offers besides typing a value, which decides
+// which answers it takes.
+type offer struct {
+	from     bool     // a saved value to approve
+	accounts []string // accounts to pick among, or none
+	ask      bool     // the store needs something typed to approve
+	remember bool     // remembering a typed value
+}
+
+func offerOf(info fill.PromptInfo) offer {
+	return offer{from: info.From != "", accounts: slices.Clone(info.Accounts), ask: info.Ask != "", remember: info.Remember}
+}
+
+// pick checks the account an answer names (nil: none) against the ones
+// offered; an approval must name one when there is a choice.
+func (o offer) pick(account *string, approval bool) (string, error) {
+	switch {
+	case account == nil && approval && len(o.accounts) > 0:
+		return "", errors.New("the answer picks no account")
+	case account == nil:
+		return "", nil
+	case len(o.accounts) == 0:
+		return "", errors.New("the answer picks an account, and the prompt offered none")
+	case !slices.Contains(o.accounts, *account):
+		return "", errors.New("the answer picks an account the prompt did not offer")
+	}
+	return *account, nil
 }
 
 // randomToken is 256 random bits, base64url without padding.
@@ -215,6 +255,7 @@ type prompt struct {
 	cookie   []byte // the value of the cookie that binds the prompt to its first client
 	deadline time.Time
 	page     formData
+	offer    offer
 	log      *slog.Logger
 
 	srv    *http.Server
@@ -276,7 +317,7 @@ func (p *prompt) Wait(ctx context.Context) (fill.Answer, error) {
 func (p *prompt) Close() error {
 	p.mu.Lock()
 	if p.hasAnswer {
-		clear(p.answer.Value)
+		p.answer.Zero()
 		p.answer, p.hasAnswer = fill.Answer{}, false
 		p.endErr = ErrClosed
 	}

@@ -101,34 +101,45 @@ func (k *answerKey) open(sealed []byte, path, action string) ([]byte, error) {
 	return out, nil
 }
 
-// payload is the decrypted answer to a submit. More actions (and more
-// fields, like a "remember" choice) fit in as more named fields.
+// payload is a decrypted answer: to a submit, the typed value and the
+// choices that go with it; to an approve, the account picked and what the
+// store needs typed.
 type payload struct {
 	// Value is what the human typed, UTF-8, in standard base64 (how
 	// encoding/json carries bytes), so it is decoded into a []byte and
-	// never becomes a Go string.
+	// never becomes a Go string. Submit only.
 	Value []byte `json:"value"`
+	// Remember asks to remember Value in the OS keyring. Submit only.
+	Remember bool `json:"remember"`
+	// Account is the account the human picked among those offered.
+	Account *string `json:"account"`
+	// Ask is what the human typed for the store (the KeePassXC database
+	// password), standard base64. Approve only.
+	Ask []byte `json:"ask"`
 }
 
 // errNoValue is a payload without a value, or with an empty one.
 var errNoValue = errors.New("the answer holds no value")
 
-// valueOf reads the value out of a decrypted submit payload into a fresh
-// slice of exactly its length, zeroing every other copy it made. It never
-// says anything about the content.
-func valueOf(plain []byte) ([]byte, error) {
+// readPayload reads a decrypted answer. Value and Ask are fresh slices of
+// exactly their length; every other copy encoding/json made is zeroed. It
+// never says anything about the content.
+func readPayload(plain []byte) (payload, error) {
 	var p payload
 	err := json.Unmarshal(plain, &p)
 	// encoding/json decodes base64 into a buffer that can be a little
 	// longer than the value; zero all of it once copied.
 	defer clear(p.Value[:cap(p.Value)])
+	defer clear(p.Ask[:cap(p.Ask)])
 	if err != nil {
-		return nil, errors.New("the decrypted answer is not the expected JSON object")
+		return payload{}, errors.New("the decrypted answer is not the expected JSON object")
 	}
-	if len(p.Value) == 0 {
-		return nil, errNoValue
+	out := payload{Remember: p.Remember, Account: p.Account}
+	if len(p.Value) > 0 {
+		out.Value = append(make([]byte, 0, len(p.Value)), p.Value...)
 	}
-	v := make([]byte, len(p.Value))
-	copy(v, p.Value)
-	return v, nil
+	if len(p.Ask) > 0 {
+		out.Ask = append(make([]byte, 0, len(p.Ask)), p.Ask...)
+	}
+	return out, nil
 }

@@ -202,6 +202,8 @@ func (p *prompt) serveAnswer(w http.ResponseWriter, r *http.Request) {
 		p.answerWith(w, r, fill.Answer{Cancelled: true}, pageCancelled)
 	case actionSubmit:
 		p.serveSubmit(w, r, f.answer)
+	case actionApprove:
+		p.serveApprove(w, r, f.answer)
 	case actionWatch:
 		p.watch(w, r)
 	default:
@@ -209,39 +211,91 @@ func (p *prompt) serveAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveSubmit takes the encrypted answer of a submit. One that does not
-// decrypt, or holds no value, leaves the prompt open.
+// serveSubmit takes the encrypted answer of a submit: the typed value
+// and, when the prompt offered them, the choice to remember it and the
+// account picked. One that does not decrypt, holds no value or a choice
+// the prompt did not offer, leaves the prompt open.
 func (p *prompt) serveSubmit(w http.ResponseWriter, r *http.Request, sealed rawField) {
-	key := p.answerKey()
-	switch {
-	case key == nil:
-		p.refusePage(w, r, http.StatusGone, "answered or closed", pageGone)
-		return
-	case !sealed.ok || len(sealed.b) == 0:
-		p.refuse(w, r, http.StatusBadRequest, "no encrypted answer")
+	pl, ok := p.openAnswer(w, r, sealed, actionSubmit)
+	if !ok {
 		return
 	}
-	// base64url needs no percent-decoding; anything else is malformed.
-	plain, err := key.open(sealed.b, p.path, actionSubmit)
-	if err != nil {
-		p.refuse(w, r, http.StatusBadRequest, err.Error())
-		return
-	}
-	value, err := valueOf(plain)
-	clear(plain)
+	clear(pl.Ask)
+	account, err := p.offer.pick(pl.Account, false)
 	switch {
-	case errors.Is(err, errNoValue):
+	case len(pl.Value) == 0:
 		d := p.page
 		d.Message = "Nothing was typed. Type the " + d.Noun + ", or choose Cancel."
 		d.ClosesIn = closesIn(p.deadline)
 		writeForm(w, http.StatusUnprocessableEntity, d)
 		p.log.Info("prompt refused", "reason", "empty value", "method", r.Method)
 		return
-	case err != nil:
+	case pl.Remember && !p.offer.remember:
+		err = errors.New("the answer asks to remember the value, which this prompt did not offer")
+	}
+	if err != nil {
+		clear(pl.Value)
 		p.refuse(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	p.answerWith(w, r, fill.Answer{Value: value}, pageSent)
+	p.answerWith(w, r, fill.Answer{Value: pl.Value, Remember: pl.Remember, Account: account}, pageSent)
+}
+
+// serveApprove takes the encrypted answer of an approve: the saved value
+// is to be used, for the account picked, with what its store needs.
+func (p *prompt) serveApprove(w http.ResponseWriter, r *http.Request, sealed rawField) {
+	if !p.offer.from {
+		p.refuse(w, r, http.StatusBadRequest, "this prompt offers no saved value to approve")
+		return
+	}
+	pl, ok := p.openAnswer(w, r, sealed, actionApprove)
+	if !ok {
+		return
+	}
+	clear(pl.Value)
+	account, err := p.offer.pick(pl.Account, true)
+	switch {
+	case err != nil:
+	case p.offer.ask && len(pl.Ask) == 0:
+		err = errors.New("the answer holds nothing for what the store needs")
+	case !p.offer.ask && pl.Ask != nil:
+		err = errors.New("the answer holds something the prompt did not ask for")
+	case pl.Remember:
+		err = errors.New("an approval remembers nothing")
+	}
+	if err != nil {
+		clear(pl.Ask)
+		p.refuse(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	p.answerWith(w, r, fill.Answer{Approved: true, Account: account, Asked: pl.Ask}, pageApproved)
+}
+
+// openAnswer decrypts an answer for action and reads its payload; on a
+// refusal it has answered the request.
+func (p *prompt) openAnswer(w http.ResponseWriter, r *http.Request, sealed rawField, action string) (payload, bool) {
+	key := p.answerKey()
+	switch {
+	case key == nil:
+		p.refusePage(w, r, http.StatusGone, "answered or closed", pageGone)
+		return payload{}, false
+	case !sealed.ok || len(sealed.b) == 0:
+		p.refuse(w, r, http.StatusBadRequest, "no encrypted answer")
+		return payload{}, false
+	}
+	// base64url needs no percent-decoding; anything else is malformed.
+	plain, err := key.open(sealed.b, p.path, action)
+	if err != nil {
+		p.refuse(w, r, http.StatusBadRequest, err.Error())
+		return payload{}, false
+	}
+	pl, err := readPayload(plain)
+	clear(plain)
+	if err != nil {
+		p.refuse(w, r, http.StatusBadRequest, err.Error())
+		return payload{}, false
+	}
+	return pl, true
 }
 
 // watch answers the page's watch request: it holds the response open
@@ -283,13 +337,16 @@ func (p *prompt) tokenOK(f rawField) bool {
 // prompt ended meanwhile, a's value is zeroed and the request gets 410.
 func (p *prompt) answerWith(w http.ResponseWriter, r *http.Request, a fill.Answer, page doneData) {
 	if !p.settle(&a, nil) {
-		clear(a.Value)
+		a.Zero()
 		p.refusePage(w, r, http.StatusGone, "answered or closed", pageGone)
 		return
 	}
 	outcome := "submitted"
-	if a.Cancelled {
+	switch {
+	case a.Cancelled:
 		outcome = "cancelled"
+	case a.Approved:
+		outcome = "approved"
 	}
 	p.log.Info("prompt answered", "outcome", outcome)
 	w.Header().Set("Connection", "close")

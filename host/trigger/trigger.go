@@ -14,11 +14,14 @@ import (
 	"github.com/fillgate/fillgate/host/agentsock"
 	"github.com/fillgate/fillgate/host/audit"
 	"github.com/fillgate/fillgate/host/cdp"
+	"github.com/fillgate/fillgate/host/desktopnote"
 	"github.com/fillgate/fillgate/host/dirs"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/fillstate"
 	"github.com/fillgate/fillgate/host/harden"
+	"github.com/fillgate/fillgate/host/keychain"
 	"github.com/fillgate/fillgate/host/logfile"
+	"github.com/fillgate/fillgate/host/planner"
 	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/policy"
 )
@@ -160,6 +163,12 @@ func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Polic
 		Policy:   pol,
 		State:    st,
 		Limits:   pol.Limits(),
+		Planner:  &planner.Planner{Policy: pol, Keyring: keychain.OS(), Environ: os.Environ()},
+		Leases:   st,
+		// No extension runs on this path to show a browser notification:
+		// the desktop's notification service shows the notice of a fill
+		// with no prompt, and without one every fill is asked.
+		Notifier: desktopnote.New(),
 		Audit:    audit.Open(stateDir),
 		Log:      log,
 	}

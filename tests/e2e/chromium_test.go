@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -336,8 +337,9 @@ type prompt struct {
 
 // awaitPrompt waits for prompt number n to open, attaches to it, and waits
 // until it is ready for typing: loaded, brought to the front and rendered
-// once (autofocus applies at the next rendering), with the value field
-// focused. Cancelling the test's session leaves the window open.
+// once (autofocus applies at the next rendering), with its first field
+// focused (the value's; with a saved value, Approve or the store's
+// field). Cancelling the test's session leaves the window open.
 func (ch *chromium) awaitPrompt(t testing.TB, n int) *prompt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ch.ctx, 30*time.Second)
@@ -356,7 +358,7 @@ func (ch *chromium) awaitPrompt(t testing.TB, n int) *prompt {
 	// execution context gone: try again until the deadline.
 	for {
 		ready, err := chromedp.Run(pctx, chromedp.Evaluate[bool](`document.readyState === "complete" &&
-			new Promise((r) => requestAnimationFrame(() => r(document.activeElement?.id === "value")))`,
+			new Promise((r) => requestAnimationFrame(() => r(["value", "approve", "ask"].includes(document.activeElement?.id))))`,
 			chromedp.EvalAwaitPromise))
 		if err == nil && ready {
 			return p
@@ -414,13 +416,20 @@ func (p *prompt) enter() {
 // clickCancel clicks the prompt's Cancel button with the mouse.
 func (p *prompt) clickCancel() {
 	p.t.Helper()
+	p.click("cancel")
+}
+
+// click clicks the middle of the prompt's element with id with the mouse
+// (a button, a checkbox, a radio button).
+func (p *prompt) click(id string) {
+	p.t.Helper()
 	var r struct{ X, Y float64 }
 	raw, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`(() => {
-		const b = document.getElementById("cancel").getBoundingClientRect();
+		const b = document.getElementById(`+strconv.Quote(id)+`).getBoundingClientRect();
 		return JSON.stringify({ X: b.left + b.width / 2, Y: b.top + b.height / 2 });
 	})()`))
 	if err != nil || json.Unmarshal([]byte(raw), &r) != nil {
-		p.t.Fatalf("find the Cancel button: %v", err)
+		p.t.Fatalf("find the prompt's %s: %v", id, err)
 	}
 	click(p.t, p.ctx, r.X, r.Y)
 }

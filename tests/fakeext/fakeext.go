@@ -64,6 +64,9 @@ type Page struct {
 	// After is what the page does once the value is in: how it answers
 	// the submit (tests/fakepage).
 	After fakepage.Page
+	// Account is the user name the focused field's form shows, as the
+	// probe reports it ("" for none).
+	Account string
 }
 
 // Options configures a fake extension.
@@ -115,6 +118,9 @@ type Ext struct {
 	disconnectOn map[string]bool
 	ignore       map[string]bool
 	fail         map[string][2]string // type → error code, detail
+	notices      []fill.Notice        // the notifications shown
+	failNotices  bool                 // notifications cannot be shown
+	leases       []Lease              // the host's last leases notice
 
 	out     [][]byte      // frames waiting for the writer goroutine
 	outWake chan struct{} // cap 1
@@ -421,4 +427,56 @@ func newToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return hex.EncodeToString(b)
+}
+
+// Lease is one live lease as the host lists it for the popup.
+type Lease struct {
+	ID      string `json:"id"`
+	Agent   string `json:"agent"`
+	Service string `json:"service"`
+	Field   string `json:"field"`
+	Account string `json:"account"`
+	Origin  string `json:"origin"`
+	Until   string `json:"until"`
+}
+
+// gotLeases keeps the host's leases notice, as the popup shows it.
+func (e *Ext) gotLeases(body []byte) {
+	var n struct {
+		Leases []Lease `json:"leases"`
+	}
+	if json.Unmarshal(body, &n) != nil {
+		return
+	}
+	e.mu.Lock()
+	e.leases = n.Leases
+	e.mu.Unlock()
+}
+
+// Leases are the leases the host last listed (what the popup shows).
+func (e *Ext) Leases() []Lease {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.leases)
+}
+
+// EndLease plays the person ending a lease in the popup: the fake sends
+// end_lease for it.
+func (e *Ext) EndLease(id string) {
+	e.send(map[string]any{"type": "end_lease", "lease": id})
+}
+
+// Notices are the browser notifications the host had the fake show.
+func (e *Ext) Notices() []fill.Notice {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.notices)
+}
+
+// FailNotices makes notify requests fail, as in a browser where the
+// person turned notifications off.
+func (e *Ext) FailNotices(fail bool) {
+	e.mu.Lock()
+	e.failNotices = fail
+	e.mu.Unlock()
 }

@@ -22,6 +22,8 @@ type request struct {
 	Kind    string         `json:"kind"`
 	Form    *fill.FormInfo `json:"form"`
 	Then    string         `json:"then"`
+	Title   string         `json:"title"`
+	Message string         `json:"message"`
 }
 
 // handle answers one frame from the host. It zeroes the frame afterwards.
@@ -32,9 +34,12 @@ func (e *Ext) handle(body []byte) {
 		e.record(Message{Type: "(malformed)", Raw: json.RawMessage(`"[malformed]"`)})
 		return
 	}
+	if req.ID == nil && req.Type == "leases" {
+		e.gotLeases(body) // before it is recorded: a Wait for it sees the list
+	}
 	e.record(Message{ID: req.ID, Type: req.Type, Raw: redact(body)})
 	if req.ID == nil {
-		return // a notice from the host: host, outcome
+		return // a notice from the host: host, outcome, leases
 	}
 	reply := map[string]any{"id": *req.ID}
 
@@ -78,6 +83,18 @@ func (e *Ext) handle(body []byte) {
 		}
 	case "insert":
 		e.insert(req, body, reply)
+	case "notify":
+		e.mu.Lock()
+		failNotices := e.failNotices
+		if !failNotices {
+			e.notices = append(e.notices, fill.Notice{Title: req.Title, Message: req.Message})
+		}
+		e.mu.Unlock()
+		if failNotices {
+			reply["type"], reply["error"], reply["detail"] = "error", "internal", "notifications are off"
+		} else {
+			reply["type"] = "notified"
+		}
 	default:
 		reply["type"], reply["error"], reply["detail"] = "error", "bad_request", "unknown request type"
 	}
@@ -110,6 +127,9 @@ func (e *Ext) inspect(req request, reply map[string]any) {
 	reply["origins"], reply["field"], reply["paused"] = slices.Clone(p.Origins), field, e.paused
 	if p.Form != nil && frame == p.Frame {
 		reply["form"] = cloneForm(p.Form)
+	}
+	if p.Account != "" && frame == p.Frame {
+		reply["account"] = p.Account
 	}
 }
 

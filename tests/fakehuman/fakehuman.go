@@ -5,8 +5,11 @@
 // OpenFile), keeps the page's cookies as a browser does, reads the prompt
 // out of the HTML, and answers as the page's script does for a press of
 // Enter (Submit: the value encrypted to the prompt's key, in Go, from
-// host/PROTOCOL.md) or of Cancel, with the requests its fetch makes. It
-// also honours the page's own deadline. CancelWithoutScript posts the
+// host/PROTOCOL.md; SubmitWith: with the Remember box ticked or another
+// account picked), of Approve (the saved value: the account picked and
+// what the store needs typed, sealed, and no value) or of Cancel, with the
+// requests its fetch makes. Offers says what the page offers. It also
+// honours the page's own deadline. CancelWithoutScript posts the
 // Cancel form as a browser without JavaScript would. Each opened Page is
 // its own browser: its own cookie jar.
 //
@@ -27,6 +30,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,11 +253,130 @@ func (p *Page) SubmitBody(value []byte) ([]byte, error) {
 	return encodeFields(field{"csrf", p.form.csrf()}, field{"action", "submit"}, field{"answer", sealed}), nil
 }
 
-// sealValue is the encrypted answer of a submit of value to f.
+// sealValue is the encrypted answer of a submit of value to f, with the
+// account the page has checked, as the script sends it.
 func sealValue(f *form, value []byte) (string, error) {
-	plain := submitPayload(value)
+	plain := submitPayload(value, false, f.checked())
 	defer clear(plain)
 	return seal(f.key, f.path, "submit", plain)
+}
+
+// checked is the account radio checked, nil when the page offers none.
+func (f *form) checked() *string {
+	if len(f.offers.Accounts) == 0 {
+		return nil
+	}
+	a := f.picked
+	return &a
+}
+
+// Offers is what the current page offers besides typing a value (zero for
+// a page without a prompt).
+func (p *Page) Offers() Offers {
+	if p.form == nil {
+		return Offers{}
+	}
+	o := p.form.offers
+	o.Accounts = slices.Clone(o.Accounts)
+	return o
+}
+
+// SubmitOptions is what the person does besides typing, for SubmitWith.
+type SubmitOptions struct {
+	// Remember ticks the Remember box; the page must offer it.
+	Remember bool
+	// Account picks an account among the page's Accounts ("" keeps the
+	// one checked).
+	Account string
+}
+
+// SubmitWith is Submit after ticking the Remember box or picking an
+// account as o says. Either must be on the page, or it is an error: a
+// person cannot tick a box that is not there.
+func (p *Page) SubmitWith(ctx context.Context, value []byte, o SubmitOptions) error {
+	f, err := p.answerable()
+	if err != nil {
+		return err
+	}
+	if len(value) == 0 && f.secretRequired {
+		return ErrRequired
+	}
+	if o.Remember && !f.offers.Remember {
+		return errors.New("fakehuman: the page has no Remember box")
+	}
+	account, err := f.pick(o.Account)
+	if err != nil {
+		return err
+	}
+	plain := submitPayload(value, o.Remember, account)
+	defer clear(plain)
+	sealed, err := seal(f.key, f.path, "submit", plain)
+	if err != nil {
+		return err
+	}
+	return p.fetch(ctx, field{"action", "submit"}, field{"answer", sealed})
+}
+
+// pick is the account the script sends when the person picked account
+// ("" keeps the one checked): nil when the page offers none.
+func (f *form) pick(account string) (*string, error) {
+	if account == "" {
+		return f.checked(), nil
+	}
+	if !slices.Contains(f.offers.Accounts, account) {
+		return nil, errors.New("fakehuman: the page offers no such account")
+	}
+	return &account, nil
+}
+
+// ApproveOptions is what the person does before pressing Approve.
+type ApproveOptions struct {
+	// Account picks an account among the page's Accounts ("" keeps the
+	// one checked).
+	Account string
+	// Ask is what the person types into the store's field (the KeePassXC
+	// database password); the page must have that field. The caller keeps
+	// it; Approve zeroes its own copies.
+	Ask []byte
+}
+
+// ErrNoApprove is returned by Approve on a page with no saved value to
+// approve.
+var ErrNoApprove = errors.New("fakehuman: the page offers no saved value to approve")
+
+// Approve presses Approve as the page's script does: it encrypts the
+// account picked and what was typed for the store, bound to this prompt
+// and the approve action, and posts only that. No value is sent. The
+// page refuses (as its script does) an Approve with the store's field
+// empty.
+func (p *Page) Approve(ctx context.Context, o ApproveOptions) error {
+	f, err := p.answerable()
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.offers.From == "":
+		return ErrNoApprove
+	case o.Ask != nil && f.offers.Ask == "":
+		return errors.New("fakehuman: the page has no field for what the store needs")
+	case f.offers.Ask != "" && len(o.Ask) == 0:
+		return ErrRequired
+	}
+	account, err := f.pick(o.Account)
+	if err != nil {
+		return err
+	}
+	var ask []byte
+	if f.offers.Ask != "" {
+		ask = o.Ask
+	}
+	plain := approvePayload(ask, account)
+	defer clear(plain)
+	sealed, err := seal(f.key, f.path, "approve", plain)
+	if err != nil {
+		return err
+	}
+	return p.fetch(ctx, field{"action", "approve"}, field{"answer", sealed})
 }
 
 // Cancel presses Cancel with nothing typed, with the page's script

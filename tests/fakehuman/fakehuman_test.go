@@ -56,6 +56,19 @@ var formPage = promptPage("/answer", "")
 // reading of host/PROTOCOL.md) and returns the value in its payload.
 func openAnswer(t *testing.T, sealed, path, action string) []byte {
 	t.Helper()
+	plain := openPlain(t, sealed, path, action)
+	var p struct {
+		Value []byte `json:"value"`
+	}
+	if err := json.Unmarshal(plain, &p); err != nil {
+		t.Fatalf("the payload is not {\"value\": base64}")
+	}
+	return p.Value
+}
+
+// openPlain decrypts an answer and returns its JSON payload.
+func openPlain(t *testing.T, sealed, path, action string) []byte {
+	t.Helper()
 	raw, err := base64.RawURLEncoding.DecodeString(sealed)
 	if err != nil || len(raw) < 60 {
 		t.Fatalf("the answer is not base64url of at least 60 bytes")
@@ -79,13 +92,7 @@ func openAnswer(t *testing.T, sealed, path, action string) []byte {
 	if err != nil {
 		t.Fatalf("the answer does not decrypt: %v", err)
 	}
-	var p struct {
-		Value []byte `json:"value"`
-	}
-	if err := json.Unmarshal(plain, &p); err != nil {
-		t.Fatalf("the payload is not {\"value\": base64}")
-	}
-	return p.Value
+	return plain
 }
 
 // seen is what the test server received with one request.
@@ -583,5 +590,98 @@ func TestJarRules(t *testing.T) {
 	j.store(u, &http.Response{Header: http.Header{"Set-Cookie": {"a=9; Path=/nonce", "b=; Path=/nonce; Max-Age=-1"}}})
 	if got := j.send(u, false, false); names(got) != "c,a" || got[1].Value != "9" {
 		t.Errorf("after replacing a and deleting b: %q", names(got))
+	}
+}
+
+// offeringPage is a prompt-like page with a saved value to approve, two
+// accounts (the first checked), a field for the store's password and the
+// Remember box, as the prompt's template writes them.
+func offeringPage() string {
+	return strings.Replace(formPage, `<input id="value"`, `<section id="saved"><p id="from">from pass: work/github</p>
+<fieldset><label><input type="radio" name="account" value="alice" checked> alice</label>
+<label><input type="radio" name="account" value="b&quot;ob"> b"ob</label></fieldset>
+<label for="ask">The password of the database</label><input id="ask" type="text">
+<button id="approve" type="button">Approve</button></section>
+<input id="remember" type="checkbox">
+<input id="value"`, 1)
+}
+
+func TestApproveAndSubmitWithOffers(t *testing.T) {
+	ctx := ctxFor(t)
+	srv, got := server(t, offeringPage(), nil)
+	open := func() *Page {
+		p, err := Open(ctx, srv.URL+"/nonce")
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		return p
+	}
+	p := open()
+	if o := p.Offers(); o.From != "from pass: work/github" || strings.Join(o.Accounts, ",") != `alice,b"ob` ||
+		o.Ask != "The password of the database" || !o.Remember {
+		t.Fatalf("offers %+v", o)
+	}
+	if err := p.Approve(ctx, ApproveOptions{}); !errors.Is(err, ErrRequired) {
+		t.Errorf("Approve with the store's field empty: %v", err)
+	}
+	if err := p.Approve(ctx, ApproveOptions{Account: "mallory", Ask: []byte("x")}); err == nil {
+		t.Error("Approve picked an account the page does not offer")
+	}
+	pw := []byte("db pässword")
+	if err := p.Approve(ctx, ApproveOptions{Account: `b"ob`, Ask: pw}); err != nil {
+		t.Fatal(err)
+	}
+	form := lastForm(t, got())
+	if form.Get("action") != "approve" || form.Has("value") || bytes.Contains([]byte(form.Encode()), pw) {
+		t.Fatal("the approval is not action=approve and a sealed answer alone")
+	}
+	var a struct {
+		Ask     []byte  `json:"ask"`
+		Account *string `json:"account"`
+		Value   *string `json:"value"`
+	}
+	if err := json.Unmarshal(openPlain(t, form.Get("answer"), "/answer", "approve"), &a); err != nil ||
+		!bytes.Equal(a.Ask, pw) || a.Account == nil || *a.Account != `b"ob` || a.Value != nil {
+		t.Fatalf("the approval's payload: %v, account %v, value %v; store password matched %v", err, a.Account, a.Value, bytes.Equal(a.Ask, pw))
+	}
+
+	p = open()
+	value := []byte("typed")
+	if err := p.SubmitWith(ctx, value, SubmitOptions{Remember: true}); err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Value    []byte  `json:"value"`
+		Remember bool    `json:"remember"`
+		Account  *string `json:"account"`
+	}
+	if err := json.Unmarshal(openPlain(t, lastForm(t, got()).Get("answer"), "/answer", "submit"), &s); err != nil ||
+		!bytes.Equal(s.Value, value) || !s.Remember || s.Account == nil || *s.Account != "alice" {
+		t.Fatalf("the submit's payload: %v, remember %v, account %v; value matched %v", err, s.Remember, s.Account, bytes.Equal(s.Value, value))
+	}
+}
+
+// lastForm is the body of the last request the server saw.
+func lastForm(t *testing.T, reqs []seen) url.Values {
+	t.Helper()
+	form, err := url.ParseQuery(string(reqs[len(reqs)-1].body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return form
+}
+
+func TestApproveNeedsASavedValue(t *testing.T) {
+	ctx := ctxFor(t)
+	srv, _ := server(t, formPage, nil)
+	p, err := Open(ctx, srv.URL+"/nonce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Approve(ctx, ApproveOptions{}); !errors.Is(err, ErrNoApprove) {
+		t.Errorf("Approve on a page with no saved value: %v", err)
+	}
+	if err := p.SubmitWith(ctx, []byte("x"), SubmitOptions{Remember: true}); err == nil {
+		t.Error("SubmitWith ticked a box the page does not have")
 	}
 }

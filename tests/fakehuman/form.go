@@ -30,6 +30,9 @@ type form struct {
 	closesIn       time.Duration // data-closes-in; negative for no limit
 	secretRequired bool
 
+	offers Offers // what the page offers besides typing
+	picked string // the account radio checked when the page loaded
+
 	cancelAction *url.URL // the Cancel form's action
 	hidden       []field  // the Cancel form's hidden inputs, in tree order
 	cancel       field    // the Cancel form's submit button
@@ -77,10 +80,102 @@ func parseForm(page []byte, base *url.URL) (*form, error) {
 		return nil, errors.New("the prompt's field is inside a form, where a browser would remember it")
 	}
 	f.secretRequired = hasAttr(secret, "required")
+	if err := f.readOffers(doc, box); err != nil {
+		return nil, err
+	}
 	if err := f.readCancelForm(doc, base); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// Offers is what a prompt page offers besides typing a value, as a person
+// reads it off the page.
+type Offers struct {
+	// As is the account the page says the value is for, "" for none.
+	As string
+	// From is where the saved value the person may approve comes from
+	// ("from pass: work/github"), "" when there is no Approve.
+	From string
+	// Accounts are the accounts the person may pick, in page order.
+	Accounts []string
+	// Ask is the label of what the store needs typed before Approve, ""
+	// for nothing.
+	Ask string
+	// Remember reports a "Remember" box for a typed value.
+	Remember bool
+}
+
+// readOffers reads the saved-value section, the account choice, the
+// store's field and the Remember box. Each control the script reads must
+// be where it looks for it: inside the answer box, outside any form.
+func (f *form) readOffers(doc, box *html.Node) error {
+	inForm := func(n *html.Node) bool {
+		return find(doc, func(fn *html.Node) bool { return fn.DataAtom == atom.Form && contains(fn, n) }) != nil
+	}
+	byID := func(id string) *html.Node { return find(box, func(n *html.Node) bool { return attr(n, "id") == id }) }
+	if dd := find(doc, func(n *html.Node) bool { return n.DataAtom == atom.Dt && text(n) == "As" }); dd != nil {
+		for n := dd.NextSibling; n != nil; n = n.NextSibling {
+			if n.DataAtom == atom.Dd {
+				if c := find(n, func(c *html.Node) bool { return c.DataAtom == atom.Code }); c != nil {
+					f.offers.As = text(c)
+				}
+				break
+			}
+		}
+	}
+	approve := byID("approve")
+	if from := byID("from"); from != nil {
+		if approve == nil || approve.DataAtom != atom.Button {
+			return errors.New("the prompt names a saved value but has no Approve button")
+		}
+		f.offers.From = text(from)
+	} else if approve != nil {
+		return errors.New("the prompt has an Approve button but names no saved value")
+	}
+	for n := range box.Descendants() {
+		if n.DataAtom != atom.Input || attr(n, "name") != "account" {
+			continue
+		}
+		if !strings.EqualFold(attr(n, "type"), "radio") || inForm(n) {
+			return errors.New("an account choice is not a radio button outside any form")
+		}
+		f.offers.Accounts = append(f.offers.Accounts, attr(n, "value"))
+		if hasAttr(n, "checked") {
+			f.picked = attr(n, "value")
+		}
+	}
+	if len(f.offers.Accounts) > 0 && (f.offers.From == "" || f.picked == "") {
+		return errors.New("the prompt offers accounts without a saved value, or with none checked")
+	}
+	if ask := byID("ask"); ask != nil {
+		if f.offers.From == "" || ask.DataAtom != atom.Input || inForm(ask) || !strings.EqualFold(attr(ask, "type"), "text") {
+			return errors.New("the store's field is not a text field next to a saved value, outside any form")
+		}
+		label := find(box, func(n *html.Node) bool { return n.DataAtom == atom.Label && attr(n, "for") == "ask" })
+		if label == nil {
+			return errors.New("the store's field has no label")
+		}
+		f.offers.Ask = text(label)
+	}
+	if rm := byID("remember"); rm != nil {
+		if !strings.EqualFold(attr(rm, "type"), "checkbox") || inForm(rm) {
+			return errors.New("the Remember box is not a checkbox outside any form")
+		}
+		f.offers.Remember = true
+	}
+	return nil
+}
+
+// text is the text inside n, spaces collapsed.
+func text(n *html.Node) string {
+	var b strings.Builder
+	for d := range n.Descendants() {
+		if d.Type == html.TextNode {
+			b.WriteString(d.Data)
+		}
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
 }
 
 // readCancelForm reads the form Cancel posts without the script.

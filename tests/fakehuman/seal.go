@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 )
 
@@ -62,12 +63,48 @@ func seal(hostKey []byte, path, action string, payload []byte) (string, error) {
 }
 
 // submitPayload is the JSON object the page's script encrypts for a
-// submit: {"value":"<standard base64 of the UTF-8 value>"}. The caller
-// zeroes it.
-func submitPayload(value []byte) []byte {
-	const head, tail = `{"value":"`, `"}`
-	out := make([]byte, 0, len(head)+base64.StdEncoding.EncodedLen(len(value))+len(tail))
-	out = append(out, head...)
-	out = base64.StdEncoding.AppendEncode(out, value)
-	return append(out, tail...)
+// submit: {"value":"<standard base64 of the UTF-8 value>"}, with
+// "remember":true when the box is ticked and "account" when the page
+// offers a choice. The caller zeroes it.
+func submitPayload(value []byte, remember bool, account *string) []byte {
+	return payload("value", value, remember, account)
+}
+
+// approvePayload is the JSON object the script encrypts for an approve:
+// "account" when the page offers a choice, "ask" (standard base64) when
+// the store needs something typed. The caller zeroes it.
+func approvePayload(ask []byte, account *string) []byte {
+	return payload("ask", ask, false, account)
+}
+
+// payload writes {"<key>":"<base64 of secret>", "remember":…,
+// "account":…} into one buffer sized once, with key left out when secret
+// is nil. The account is JSON-escaped by encoding/json (it is no secret).
+func payload(key string, secret []byte, remember bool, account *string) []byte {
+	var extra []byte
+	if remember {
+		extra = append(extra, `,"remember":true`...)
+	}
+	if account != nil {
+		a, _ := json.Marshal(*account)
+		extra = append(append(extra, `,"account":`...), a...)
+	}
+	n := 2 + len(extra)
+	if secret != nil {
+		n += len(key) + 5 + base64.StdEncoding.EncodedLen(len(secret))
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '{')
+	if secret != nil {
+		out = append(out, `"`+key+`":"`...)
+		out = base64.StdEncoding.AppendEncode(out, secret)
+		out = append(out, '"')
+	}
+	if len(extra) > 0 {
+		if secret == nil {
+			extra = extra[1:]
+		}
+		out = append(out, extra...)
+	}
+	return append(out, '}')
 }

@@ -40,6 +40,7 @@ const scenarioBudget = 45 * time.Second
 // writes in the scenario lands under root.
 type tree struct {
 	root, home, run, state, config, data, cache, tmp string
+	extra                                            map[string]string // more variables (a session bus)
 }
 
 func newTree(t testing.TB, root string) tree {
@@ -64,7 +65,7 @@ func newTree(t testing.TB, root string) tree {
 
 // vars is the environment fillgate reads its directories from.
 func (d tree) vars() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		"HOME":            d.home,
 		"XDG_RUNTIME_DIR": d.run,
 		"XDG_STATE_HOME":  d.state,
@@ -73,6 +74,10 @@ func (d tree) vars() map[string]string {
 		"XDG_CACHE_HOME":  d.cache,
 		"TMPDIR":          d.tmp,
 	}
+	for k, v := range d.extra {
+		m[k] = v
+	}
+	return m
 }
 
 // getenv is the scenario's environment as a dirs.Env, for an in-process
@@ -125,12 +130,13 @@ func shortTempDir(t testing.TB) string {
 
 // setup describes a scenario.
 type setup struct {
-	page      fakeext.Page // what the fake extension shows
-	paused    bool         // the extension's pause switch at start
-	inProcess bool         // host.Run in this process instead of the binary
-	noHost    bool         // no host and no extension at all
-	policy    string       // the policy file's text; "" means no file
-	root      string       // the scenario's directory; "" means t.TempDir()
+	page      fakeext.Page      // what the fake extension shows
+	paused    bool              // the extension's pause switch at start
+	inProcess bool              // host.Run in this process instead of the binary
+	noHost    bool              // no host and no extension at all
+	policy    string            // the policy file's text; "" means no file
+	root      string            // the scenario's directory; "" means t.TempDir()
+	env       map[string]string // more variables for the host and the clients (a session bus)
 }
 
 // loginPage is a login page on origin with its password field focused.
@@ -200,6 +206,7 @@ func newRig(t testing.TB, s setup) *rig {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioBudget)
 	r := &rig{t: t, ctx: ctx, dirs: newTree(t, root), clients: map[int]string{}}
+	r.dirs.extra = s.env
 	r.secret = r.newSecret()
 	if s.policy != "" {
 		r.writePolicy(s.policy)
@@ -359,6 +366,7 @@ func (r *rig) open(ctx context.Context, at prompted) (*fakehuman.Page, error) {
 	}
 	r.mu.Lock()
 	r.pages = append(r.pages, p)
+	r.outputs = append(r.outputs, output{fmt.Sprintf("prompt page %d as loaded", len(r.pages)), []byte(p.HTML())})
 	r.mu.Unlock()
 	return p, nil
 }
@@ -707,8 +715,8 @@ func (r *rig) teardown() {
 
 // hostToExt are the messages a host may send to the extension.
 var hostToExt = map[string]bool{
-	"host": true, "outcome": true, // notices
-	"inspect": true, "open_prompt": true, "close_prompt": true, "insert": true, "ping": true,
+	"host": true, "outcome": true, "leases": true, // notices
+	"inspect": true, "open_prompt": true, "close_prompt": true, "insert": true, "ping": true, "notify": true, "peek": true,
 }
 
 // checkHostOutput checks that the host binary's stdout is native-messaging
@@ -750,7 +758,7 @@ func checkFrames(t testing.TB, data []byte, secrets [][]byte) {
 			t.Errorf("host stdout: frame %d is not a JSON object", frames)
 		case !hostToExt[m.Type]:
 			t.Errorf("host stdout: frame %d has type %q, which is no host message", frames, m.Type)
-		case (m.Type == "host" || m.Type == "outcome") != (m.ID == nil):
+		case (m.Type == "host" || m.Type == "outcome" || m.Type == "leases") != (m.ID == nil):
 			t.Errorf("host stdout: frame %d (%s) has the wrong kind of id", frames, m.Type)
 		}
 		if m.Type != "insert" {
@@ -795,6 +803,13 @@ func (r *rig) scanAll() {
 			t.Error("leak scan: no /proc command line or environment was read")
 		}
 	}
+	r.mu.Lock()
+	for i, p := range r.pages {
+		// The prompt pages as the human's browser got them: a saved value
+		// never reaches them, and what was typed only encrypted.
+		files = append(files, output{fmt.Sprintf("prompt page %d at the end", i+1), []byte(p.HTML())})
+	}
+	r.mu.Unlock()
 	for _, s := range secrets {
 		for _, o := range append(outputs, files...) {
 			leakscan.Bytes(t, s, o.name, o.data)

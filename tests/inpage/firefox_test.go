@@ -126,6 +126,10 @@ func TestFirefox(t *testing.T) {
 	if !tab.callBool(`function (v) { return fg.is(f, v); }`, string(secret)) {
 		t.Fatal("value differed")
 	}
+	// The notice of a fill with no prompt: browser.notifications shows it
+	// (the "notifications" permission), and only then is it answered.
+	h.send(map[string]any{"id": 4, "type": "notify", "title": "fillgate is filling the password for 127.0.0.1", "message": "Asked by claude."})
+	h.expect(map[string]any{"id": 4, "type": "notified"})
 
 	ff.Stop()
 	leakscan.Bytes(t, secret, "the browser's output", []byte(ff.Output()))

@@ -138,6 +138,7 @@ type probeResult struct {
 		Problem string `json:"problem"`
 	} `json:"field"`
 	Form       json.RawMessage `json:"form"`
+	Account    string          `json:"account"`
 	ClosedHost bool            `json:"closedHost"`
 }
 

@@ -39,6 +39,10 @@ type Server struct {
 	other string // the other origin the "elsewhere" pages send to
 	right []byte // the right password or code
 	reqs  []request
+
+	totpKey  []byte // the /totp page's seed
+	totpUsed string // codes already accepted (a code works once)
+	totpOK   int    // codes the /totp page accepted
 }
 
 // request is one request as received, kept in memory for comparisons.
@@ -66,6 +70,7 @@ func Start(t testing.TB, ip string) *Server {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		clear(s.right)
+		clear(s.totpKey)
 		for _, r := range s.reqs {
 			clear(r.raw)
 			for _, v := range r.fields {
@@ -226,6 +231,7 @@ func (s *Server) handler() http.Handler {
 			fmt.Fprint(w, strings.Replace(template, "BODY", `<p id=error>Wrong password</p>`, 1))
 		})
 	}
+	mux.HandleFunc("POST /totp/verify", s.verifyTOTP)
 	mux.HandleFunc("POST /step1", func(w http.ResponseWriter, r *http.Request) {
 		s.record(r)
 		http.Redirect(w, r, "/step2", http.StatusSeeOther)

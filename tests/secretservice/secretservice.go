@@ -36,7 +36,7 @@ type Service struct {
 // temp dirs, points this test process at them (t.Setenv), and stops them
 // when the test ends. It fails the test, never skips, when the programs are
 // missing: tests/setup installs them.
-func Start(t *testing.T) *Service {
+func Start(t testing.TB) *Service {
 	t.Helper()
 	s, env, addr := startBus(t)
 	if _, err := exec.LookPath("gnome-keyring-daemon"); err != nil {
@@ -68,7 +68,7 @@ func Start(t *testing.T) *Service {
 
 // watchName starts watching the bus at addr for name to get an owner; the
 // function it returns waits for that (or for ctx to end).
-func watchName(t *testing.T, ctx context.Context, addr, name string) func() error {
+func watchName(t testing.TB, ctx context.Context, addr, name string) func() error {
 	t.Helper()
 	conn, err := dbus.Connect(addr)
 	if err != nil {
@@ -99,7 +99,7 @@ func watchName(t *testing.T, ctx context.Context, addr, name string) func() erro
 
 // StartBus launches a private D-Bus session bus with no Secret Service on
 // it, and points this test process at it.
-func StartBus(t *testing.T) *Service {
+func StartBus(t testing.TB) *Service {
 	t.Helper()
 	s, _, addr := startBus(t)
 	setEnv(t, s, addr)
@@ -108,7 +108,7 @@ func StartBus(t *testing.T) *Service {
 
 // startBus starts dbus-daemon; it returns the environment for programs on
 // that bus and its address.
-func startBus(t *testing.T) (*Service, []string, string) {
+func startBus(t testing.TB) (*Service, []string, string) {
 	t.Helper()
 	if _, err := exec.LookPath("dbus-daemon"); err != nil {
 		t.Fatalf("dbus-daemon not found: run tests/setup (apt-get install -y dbus)")
@@ -155,7 +155,7 @@ func startBus(t *testing.T) (*Service, []string, string) {
 // D-Bus connection (godbus's dbus.SessionBus, which go-keyring uses) is
 // one to this bus while the test runs and is closed when it ends, so the
 // next test connects afresh to its own bus.
-func setEnv(t *testing.T, s *Service, addr string) {
+func setEnv(t testing.TB, s *Service, addr string) {
 	t.Helper()
 	closeShared := func() {
 		if c, err := dbus.SessionBus(); err == nil {
@@ -176,7 +176,7 @@ func setEnv(t *testing.T, s *Service, addr string) {
 
 // Lock locks the login keyring, as a screen locker or `secret-tool lock`
 // does.
-func Lock(t *testing.T) {
+func Lock(t testing.TB) {
 	t.Helper()
 	conn, err := dbus.ConnectSessionBus()
 	if err != nil {

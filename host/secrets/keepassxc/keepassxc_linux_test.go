@@ -9,8 +9,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,68 +18,21 @@ import (
 	"github.com/fillgate/fillgate/host/secrets"
 	"github.com/fillgate/fillgate/tests/leakscan"
 	"github.com/fillgate/fillgate/tests/standins"
+	"github.com/fillgate/fillgate/tests/stores"
 )
 
-// db is a KeePassXC database the test makes.
+// db is a KeePassXC database the test makes (tests/stores).
 type db struct {
 	path, keyFile string
 	env           []string
 }
 
-// entryXML is one entry of a KeePass 2 XML export.
-func entryXML(uuid, title, user string, password []byte, otp string) string {
-	x := `<Entry><UUID>` + uuid + `</UUID>` +
-		`<String><Key>Title</Key><Value>` + title + `</Value></String>` +
-		`<String><Key>UserName</Key><Value>` + user + `</Value></String>` +
-		`<String><Key>Password</Key><Value ProtectInMemory="True">` + string(password) + `</Value></String>`
-	if otp != "" {
-		x += `<String><Key>otp</Key><Value ProtectInMemory="True">` + strings.ReplaceAll(otp, "&", "&amp;") + `</Value></String>`
-	}
-	return x + `</Entry>`
-}
+var entryXML = stores.KeePassEntry
 
-// newDB makes a database with keepassxc-cli import, opened by dbPassword
-// (nil: none) and, when withKeyFile, a key file. The XML, which holds the
-// secrets, goes to keepassxc-cli through a pipe, never a file.
 func newDB(t *testing.T, dbPassword []byte, withKeyFile bool, entries ...string) *db {
 	t.Helper()
-	if _, err := exec.LookPath("keepassxc-cli"); err != nil {
-		t.Fatal("keepassxc-cli not found: run tests/setup (apt-get install -y keepassxc)")
-	}
-	root := t.TempDir()
-	d := &db{path: filepath.Join(root, "test.kdbx"), env: []string{"PATH=/usr/bin:/bin", "HOME=" + root, "XDG_CONFIG_HOME=" + filepath.Join(root, "config")}}
-	xml := `<?xml version="1.0" encoding="UTF-8"?><KeePassFile><Meta><Generator>fillgate-test</Generator></Meta><Root>` +
-		`<Group><UUID>5HF2BPs/TNes5abojk9g5Q==</UUID><Name>Root</Name>` +
-		`<Group><UUID>qlvKjYKiSvaw9ykkGcXK+w==</UUID><Name>work</Name>` + strings.Join(entries, "") + `</Group></Group></Root></KeePassFile>`
-	args := []string{"import"}
-	var stdin []byte
-	if dbPassword != nil {
-		args = append(args, "--set-password")
-		stdin = []byte(string(dbPassword) + "\n" + string(dbPassword) + "\n")
-	}
-	if withKeyFile {
-		d.keyFile = filepath.Join(root, "test.keyx")
-		args = append(args, "--set-key-file", d.keyFile)
-	}
-	args = append(args, "/dev/fd/3", d.path)
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("keepassxc-cli", args...)
-	cmd.Env, cmd.Stdin, cmd.ExtraFiles = d.env, bytes.NewReader(stdin), []*os.File{r}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-	_, _ = w.Write([]byte(xml))
-	w.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("keepassxc-cli import: %v: %s", err, out.String())
-	}
-	return d
+	d := stores.NewKeePassDB(t, dbPassword, withKeyFile, entries...)
+	return &db{path: d.Path, keyFile: d.KeyFile, env: d.Env}
 }
 
 func hotp(key []byte, counter uint64) string {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,73 +19,29 @@ import (
 	"github.com/fillgate/fillgate/host/secrets"
 	"github.com/fillgate/fillgate/tests/leakscan"
 	"github.com/fillgate/fillgate/tests/standins"
+	"github.com/fillgate/fillgate/tests/stores"
 )
 
-// store is a throw-away password store with a GnuPG key made for it.
+// store is a throw-away password store with a GnuPG key made for it
+// (tests/stores).
 type store struct {
+	*stores.Pass
 	root, gnupg, dir string
 	env              []string // for gpg and pass, and for the source
 }
 
-// newStore makes a GnuPG home with a new key (passphrase: none, or the one
-// given), and a password store encrypted to it. gpg-agent, which gpg
-// starts, is stopped when the test ends.
+// newStore makes the store (passphrase: none, or the one given).
 func newStore(t *testing.T, passphrase string) *store {
 	t.Helper()
-	for _, p := range []string{"gpg", "gpgconf", "pass"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Fatalf("%s not found: run tests/setup (apt-get install -y pass gnupg)", p)
-		}
-	}
-	s := &store{root: t.TempDir()}
-	s.gnupg, s.dir = filepath.Join(s.root, "g"), filepath.Join(s.root, "store")
-	if err := os.Mkdir(s.gnupg, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	// No XDG_RUNTIME_DIR: gpg-agent's sockets go in GNUPGHOME, which this
-	// test owns.
-	s.env = []string{"PATH=/usr/bin:/bin", "HOME=" + s.root, "GNUPGHOME=" + s.gnupg, "PASSWORD_STORE_DIR=" + s.dir}
-	t.Cleanup(func() { _ = s.cmd(nil, "gpgconf", "--kill", "all") })
-	if err := s.cmd(nil, "gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", passphrase,
-		"--quick-gen-key", "fillgate test <test@fillgate.invalid>", "future-default", "default", "never"); err != nil { // ed25519/cv25519: quick to make
-		t.Fatalf("make a GnuPG key: %v", err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("gpg", "--list-keys", "--with-colons")
-	cmd.Env, cmd.Stdout = s.env, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	var fpr string
-	for _, l := range strings.Split(out.String(), "\n") {
-		if f, ok := strings.CutPrefix(l, "fpr:::::::::"); ok && fpr == "" {
-			fpr = strings.TrimSuffix(f, ":")
-		}
-	}
-	if err := s.cmd(nil, "pass", "init", fpr); err != nil {
-		t.Fatalf("pass init: %v", err)
-	}
-	return s
+	p := stores.NewPass(t, passphrase)
+	return &store{Pass: p, root: p.Root, gnupg: p.GnuPG, dir: p.Dir, env: p.Env}
 }
 
-// cmd runs a setup command with stdin.
 func (s *store) cmd(stdin []byte, name string, args ...string) error {
-	cmd := exec.Command(name, args...)
-	cmd.Env = s.env
-	cmd.Stdin = bytes.NewReader(stdin)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s: %v: %s", name, err, out)
-	}
-	return nil
+	return s.Cmd(stdin, name, args...)
 }
 
-// insert adds an entry, its content given on stdin (never in argv).
-func (s *store) insert(t *testing.T, entry string, content []byte) {
-	t.Helper()
-	if err := s.cmd(content, "pass", "insert", "--multiline", entry); err != nil {
-		t.Fatal(err)
-	}
-}
+func (s *store) insert(t *testing.T, entry string, content []byte) { s.Insert(t, entry, content) }
 
 // hotp is an RFC 4226 code made independently of host/totp and
 // pquerna/otp, to check them against.
