@@ -153,7 +153,7 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 		return
 	}
 	if n.ID != nil {
-		b.log.Info("bridge: ignored a reply nobody waits for", "type", n.Type)
+		b.log.Info("bridge: ignored a reply nobody waits for", "type", cutType(n.Type))
 		return
 	}
 	switch n.Type {
@@ -179,7 +179,7 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 	case "prompt_closed":
 		b.windowClosed(n.Window)
 	default:
-		b.log.Info("bridge: ignored an unknown notice", "type", n.Type)
+		b.log.Info("bridge: ignored an unknown notice", "type", cutType(n.Type))
 	}
 }
 
@@ -284,7 +284,7 @@ func decode(name string, raw json.RawMessage, want string, out any) error {
 		return fmt.Errorf("extension: malformed reply to %s", name)
 	}
 	if env.Type != want {
-		return fmt.Errorf("extension: unexpected reply %q to %s", env.Type, name)
+		return fmt.Errorf("extension: unexpected reply %s to %s", shortType(env.Type), name)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("extension: malformed %s reply to %s", want, name)
@@ -304,4 +304,21 @@ func callError(name string, err error) error {
 		return fmt.Errorf("no reply from the extension to %s: %w", name, err)
 	}
 	return fmt.Errorf("extension %s: %w", name, err)
+}
+
+// maxTypeShown is the most of a message's type that a log line or an
+// error quotes: the extension's own types are short words, and a message
+// that says otherwise is not echoed whole.
+const maxTypeShown = 32
+
+// shortType is a message type as an error quotes it: cut short when
+// long (cutType), quoted.
+func shortType(t string) string { return fmt.Sprintf("%q", cutType(t)) }
+
+// cutType is a message type cut to maxTypeShown bytes, for a log line.
+func cutType(t string) string {
+	if len(t) > maxTypeShown {
+		return t[:maxTypeShown] + "…"
+	}
+	return t
 }
