@@ -125,12 +125,13 @@ func shortTempDir(t testing.TB) string {
 
 // setup describes a scenario.
 type setup struct {
-	page      fakeext.Page // what the fake extension shows
-	paused    bool         // the extension's pause switch at start
-	inProcess bool         // host.Run in this process instead of the binary
-	noHost    bool         // no host and no extension at all
-	policy    string       // the policy file's text; "" means no file
-	root      string       // the scenario's directory; "" means t.TempDir()
+	page      fakeext.Page  // what the fake extension shows
+	paused    bool          // the extension's pause switch at start
+	inProcess bool          // host.Run in this process instead of the binary
+	noHost    bool          // no host and no extension at all
+	policy    string        // the policy file's text; "" means no file
+	root      string        // the scenario's directory; "" means t.TempDir()
+	budget    time.Duration // bounds the whole scenario; 0 means scenarioBudget
 }
 
 // loginPage is a login page on origin with its password field focused.
@@ -172,6 +173,7 @@ type rig struct {
 
 	hostPID  int            // the host process (this one when in-process)
 	hostOut  *frameTap      // the host binary's stdout
+	hostIn   *hostStdin     // the host binary's stdin, which tests may also write raw bytes to
 	hostErr  *syncBuffer    // the host binary's stderr
 	hostDone chan error     // host.Run's or the binary's end
 	hostCmd  *exec.Cmd      // the host binary, or nil
@@ -198,7 +200,11 @@ func newRig(t testing.TB, s setup) *rig {
 	if root == "" {
 		root = shortTempDir(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioBudget)
+	budget := s.budget
+	if budget == 0 {
+		budget = scenarioBudget
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	r := &rig{t: t, ctx: ctx, dirs: newTree(t, root), clients: map[int]string{}}
 	r.secret = r.newSecret()
 	if s.policy != "" {
@@ -266,6 +272,7 @@ func (r *rig) startBinary(opts fakeext.Options) {
 	pr, pw := io.Pipe()
 	r.hostOut = &frameTap{fwd: pw}
 	r.hostErr = &syncBuffer{}
+	r.hostIn = &hostStdin{w: stdin}
 	cmd.Stdout, cmd.Stderr = r.hostOut, r.hostErr
 	if err := cmd.Start(); err != nil {
 		r.t.Fatalf("start the host: %v", err)
@@ -277,7 +284,7 @@ func (r *rig) startBinary(opts fakeext.Options) {
 		_ = pw.Close()
 		r.hostDone <- err
 	}()
-	r.ext = fakeext.New(pr, stdin, opts)
+	r.ext = fakeext.New(pr, r.hostIn, opts)
 	go func() { _ = r.ext.Run(r.ctx) }()
 }
 
@@ -708,7 +715,7 @@ func (r *rig) teardown() {
 // hostToExt are the messages a host may send to the extension.
 var hostToExt = map[string]bool{
 	"host": true, "outcome": true, // notices
-	"inspect": true, "open_prompt": true, "close_prompt": true, "insert": true, "ping": true,
+	"inspect": true, "peek": true, "open_prompt": true, "close_prompt": true, "insert": true, "ping": true,
 }
 
 // checkHostOutput checks that the host binary's stdout is native-messaging
