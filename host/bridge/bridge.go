@@ -90,6 +90,7 @@ type Bridge struct {
 	status  ExtensionStatus
 	windows map[int64]*window // open prompt windows by id
 	early   []int64           // prompt_closed for windows not yet registered
+	peeking *peekFlight       // the peek on its way to the extension, or nil
 }
 
 var _ fill.Browser = (*Bridge)(nil)
@@ -239,7 +240,51 @@ type Focused struct {
 // Peek asks the extension what the active tab of the last focused window
 // has focused: the focused frame's origin and the field's kind and
 // problem. Unlike Inspect it remembers no element.
+//
+// Peeks made while one is on its way to the extension share it and its
+// answer (which is then at most one round trip older than the call), so
+// many agents asking for the status at once cost the browser one peek at
+// a time. The shared peek is cancelled once no caller waits for it.
 func (b *Bridge) Peek(ctx context.Context) (Focused, error) {
+	b.mu.Lock()
+	fl := b.peeking
+	if fl == nil {
+		fctx, cancel := context.WithCancel(context.Background())
+		fl = &peekFlight{done: make(chan struct{}), cancel: cancel}
+		b.peeking = fl
+		go b.peek(fctx, fl)
+	}
+	fl.waiters++
+	b.mu.Unlock()
+	select {
+	case <-fl.done:
+		return fl.focused, fl.err
+	case <-ctx.Done():
+		b.mu.Lock()
+		if fl.waiters--; fl.waiters == 0 {
+			fl.cancel() // nobody wants its answer any more
+			if b.peeking == fl {
+				b.peeking = nil // and nobody new joins a cancelled peek
+			}
+		}
+		b.mu.Unlock()
+		return Focused{}, callError("peek", ctx.Err())
+	}
+}
+
+// peekFlight is a peek on its way to the extension and, once done is
+// closed, its answer.
+type peekFlight struct {
+	done    chan struct{}
+	cancel  context.CancelFunc
+	waiters int // guarded by Bridge.mu
+	focused Focused
+	err     error
+}
+
+// peek sends fl's peek and hands its answer to every caller waiting.
+func (b *Bridge) peek(ctx context.Context, fl *peekFlight) {
+	defer fl.cancel()
 	var reply struct {
 		Focused
 		Type string `json:"type"`
@@ -247,10 +292,13 @@ func (b *Bridge) Peek(ctx context.Context) (Focused, error) {
 	err := b.call(ctx, "peek", struct {
 		Type string `json:"type"`
 	}{"peek"}, "peeked", &reply)
-	if err != nil {
-		return Focused{}, err
+	b.mu.Lock()
+	if b.peeking == fl {
+		b.peeking = nil // a peek from now on asks afresh
 	}
-	return reply.Focused, nil
+	b.mu.Unlock()
+	fl.focused, fl.err = reply.Focused, err
+	close(fl.done)
 }
 
 // CodeNotActive is the extension's error code for an inspect of a pinned
