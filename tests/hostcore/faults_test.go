@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,4 +156,53 @@ func TestHostKilledAndStartedAgain(t *testing.T) {
 	base := r.baseline()
 	r.expectServesAgain()
 	r.expectSettled(base)
+}
+
+// TestBrowserGoesAway: the browser ends the host in each way a real one
+// does while an agent waits at the prompt: it closes the host's stdin, or
+// both its pipes (Chromium, when the extension's port closes, a worker
+// stop included), with or without the SIGTERM Chromium sends right after,
+// or the SIGTERM alone. Every time the agent gets failed saying the
+// browser went away (not cancelled: the agent did not leave), the host
+// exits 0, on its own, cleaning up its sockets, and the next host serves.
+func TestBrowserGoesAway(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		stdin, both bool // close stdin; close stdout too
+		term        bool // send SIGTERM
+	}{
+		{"stdin closed", true, false, false},
+		{"both pipes closed", true, true, false},
+		{"both pipes closed, then SIGTERM", true, true, true},
+		{"SIGTERM", false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, setup{page: loginPage("https://github.com"), budget: 2 * time.Minute})
+			old := r.hostPID
+			p := r.waitingAtThePrompt()
+			if tc.stdin {
+				_ = r.hostIn.Close()
+			}
+			if tc.both {
+				_ = r.hostStdout.Close()
+			}
+			if tc.term {
+				if err := r.hostCmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := p.wait()
+			r.expect(got, fill.StatusFailed, "the browser disconnected")
+			r.expectNothingInserted()
+			if err := r.awaitHostEnd(); err != nil {
+				t.Errorf("the host ended with %v (%s), want exit status 0", err, r.safe(string(r.hostErr.Bytes())))
+			}
+			r.expectPromptDead(r.lastPage())
+			r.expectSocketsGone(old)
+			r.expectAudit(got)
+			r.restartBinary(fakeext.Options{Page: loginPage("https://github.com")})
+			r.expectServesAgain()
+		})
+	}
 }
