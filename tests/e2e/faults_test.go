@@ -3,8 +3,12 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/serviceworker"
 	"github.com/chromedp/chromedp"
 
+	"github.com/fillgate/fillgate/host/agentsock"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/manifest"
 	"github.com/fillgate/fillgate/tests/leakscan"
@@ -66,6 +71,7 @@ func TestChromiumFaults(t *testing.T) {
 		if ch.host.PID == old {
 			t.Fatalf("the host of the stopped worker still answers")
 		}
+		base := ch.hostFigures(t)
 		secret := ch.secret(t)
 		tb = ch.open(t, ch.origin1+"/password")
 		tb.focus(`document.getElementById("pw")`)
@@ -77,6 +83,7 @@ func TestChromiumFaults(t *testing.T) {
 		if !tb.holds(pwHolds, secret) {
 			t.Error("the fill after the worker came back: value differed")
 		}
+		ch.settled(t, base)
 	})
 
 	t.Run("the browser is killed", func(t *testing.T) {
@@ -133,6 +140,68 @@ func scanAfter(t *testing.T, ch *chromium, secret []byte, a *agent) {
 		leakscan.Bytes(t, secret, name, data)
 		if strings.Contains(string(data), "DATA RACE") {
 			t.Errorf("%s reports a data race", name)
+		}
+	}
+}
+
+// hostFigures is what the current host runs and holds: its goroutines
+// (it counts them, in a status that asks for debug) and open file
+// descriptors; the fewest of a few samples, so a status connection the
+// host is still closing does not count.
+func (ch *chromium) hostFigures(t *testing.T) [2]int {
+	t.Helper()
+	best := [2]int{-1, -1}
+	for range 5 {
+		f := ch.hostFiguresOnce(t)
+		for i := range f {
+			if best[i] < 0 || f[i] < best[i] {
+				best[i] = f[i]
+			}
+		}
+	}
+	return best
+}
+
+func (ch *chromium) hostFiguresOnce(t *testing.T) [2]int {
+	t.Helper()
+	pid := strconv.Itoa(ch.host.PID)
+	c, err := net.Dial("unix", filepath.Join(ch.runDir, "hosts", pid+".sock"))
+	if err != nil {
+		t.Fatalf("the host's socket: %v", err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	var m agentsock.Message
+	if _, err := c.Write([]byte(`{"op":"status","debug":true}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewDecoder(c).Decode(&m); err != nil || m.Status == nil || m.Status.Goroutines == 0 {
+		t.Fatalf("the host's debug status: %+v, %v", m, err)
+	}
+	fds, err := os.ReadDir("/proc/" + pid + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return [2]int{m.Status.Goroutines, len(fds)}
+}
+
+// settled waits until the host runs no more goroutines and holds no more
+// file descriptors than at base (an answered prompt drains for up to 3 s).
+func (ch *chromium) settled(t *testing.T, base [2]int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ch.ctx, time.Minute)
+	defer cancel()
+	for {
+		f := ch.hostFiguresOnce(t)
+		if f[0] <= base[0] && f[1] <= base[1] {
+			t.Logf("the host settled at %d goroutines and %d fds (%d and %d before the fill)", f[0], f[1], base[0], base[1])
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Errorf("the host runs %d goroutines and holds %d fds, against %d and %d before the fill", f[0], f[1], base[0], base[1])
+			return
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }

@@ -37,10 +37,13 @@ func (r *rig) waitingAtThePrompt() *running {
 	return p
 }
 
-// expectServesAgain checks that a host serves a status with the extension
-// connected and a whole fill.
+// expectServesAgain checks that a (new) host serves a status with the
+// extension connected and a whole fill, and afterwards runs no more
+// goroutines and holds no more file descriptors than before it.
 func (r *rig) expectServesAgain() {
 	r.t.Helper()
+	base := r.baseline()
+	defer r.expectSettled(base)
 	hs, err := agentsock.Status(r.ctx, r.dirs.socketDir(r.t))
 	if err != nil || len(hs) != 1 || !hs[0].Extension.Connected || hs[0].PID != r.hostPID {
 		r.t.Fatalf("status after the new host started: %+v, %v; want the new host (pid %d) alone, connected", hs, err, r.hostPID)
@@ -153,9 +156,7 @@ func TestHostKilledAndStartedAgain(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, "hosts", strconv.Itoa(old)+".sock")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the killed host's own socket is still there once a new host took over (%v)", err)
 	}
-	base := r.baseline()
 	r.expectServesAgain()
-	r.expectSettled(base)
 }
 
 // TestBrowserGoesAway: the browser ends the host in each way a real one
