@@ -687,12 +687,12 @@ func (r *rig) awaitPrompt(t testing.TB, n int) *prompt {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pctx, pcancel := chromedp.NewContext(r.bctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	pctx, pcancel, err := browser.AttachTarget(ctx, r.bctx, id)
+	if err != nil {
+		t.Fatalf("attach to the prompt: %v", err)
+	}
 	t.Cleanup(pcancel)
 	p := &prompt{t: t, id: id, url: url, ctx: pctx}
-	if _, err := chromedp.Call(pctx, page.BringToFront, cdp.Empty{}); err != nil {
-		t.Fatalf("bring the prompt to the front: %v", err)
-	}
 	for {
 		ready, err := chromedp.Run(pctx, chromedp.Evaluate[bool](`document.readyState === "complete" &&
 			new Promise((r) => requestAnimationFrame(() => r(document.activeElement?.id === "value")))`,

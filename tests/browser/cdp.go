@@ -65,3 +65,30 @@ func WaitTarget(ctx context.Context, browserCtx context.Context, typ, prefix str
 		}
 	}
 }
+
+// AttachTarget attaches a chromedp context to the existing target id (a
+// window the browser opened, such as fillgate's prompt) and brings it to
+// the front. A window that has just opened may still be between its
+// first blank document and the one it loads; chromedp's attach evaluates
+// in the page then, which fails with "Cannot find default execution
+// context" until the new document has one. That one error is waited out
+// (a fresh attach once the document is there); any other fails at once.
+// Cancelling the returned context detaches, leaving the window open.
+func AttachTarget(ctx, browserCtx context.Context, id target.ID) (context.Context, context.CancelFunc, error) {
+	for {
+		tctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+		_, err := chromedp.Call(tctx, page.BringToFront, cdp.Empty{})
+		if err == nil {
+			return tctx, cancel, nil
+		}
+		cancel()
+		if !strings.Contains(err.Error(), "Cannot find default execution context") {
+			return nil, nil, fmt.Errorf("attach to target %s: %w", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("attach to target %s: %w (last: %v)", id, ctx.Err(), err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

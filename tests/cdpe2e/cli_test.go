@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -508,14 +507,11 @@ func (sc *scene) promptTab(r *fillRun) (target.ID, string) {
 // presses Enter.
 func (sc *scene) answerInTab(id target.ID, promptURL string, secret []byte, mentions ...string) {
 	sc.t.Helper()
-	ctx, cancel := chromedp.NewContext(sc.bctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
+	ctx, cancel, err := browser.AttachTarget(sc.ctx, sc.bctx, id)
+	if err != nil {
 		sc.t.Fatalf("attach to the prompt tab: %v", err)
 	}
-	if _, err := chromedp.Call(ctx, page.BringToFront, cdp.Empty{}); err != nil {
-		sc.t.Fatalf("bring the prompt to the front: %v", err)
-	}
+	defer cancel()
 	wait, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
 	ready := `document.readyState === 'complete' && location.href === ` + quote(promptURL)

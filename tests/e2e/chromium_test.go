@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -348,12 +346,12 @@ func (ch *chromium) awaitPrompt(t testing.TB, n int) *prompt {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pctx, pcancel := chromedp.NewContext(ch.bctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	pctx, pcancel, err := browser.AttachTarget(ctx, ch.bctx, id)
+	if err != nil {
+		t.Fatalf("attach to the prompt: %v", err)
+	}
 	t.Cleanup(pcancel)
 	p := &prompt{t: t, id: id, ctx: pctx}
-	if _, err := chromedp.Call(pctx, page.BringToFront, cdp.Empty{}); err != nil {
-		t.Fatalf("bring the prompt to the front: %v", err)
-	}
 	// The page may still be loading, so an evaluation can fail with its
 	// execution context gone: try again until the deadline.
 	for {

@@ -391,6 +391,26 @@ func (r *rig) lastAudit(t testing.TB) fill.AuditEntry {
 	return es[0]
 }
 
+// awaitAudit waits until the audit log's newest entry has status and
+// returns it: after an agent that hung up, the host records the outcome
+// once its own flow has ended, which the agent does not wait for.
+func (r *rig) awaitAudit(t testing.TB, ctx context.Context, status fill.Status) fill.AuditEntry {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	for {
+		es, err := audit.Open(r.stateDir).Recent(1)
+		if err == nil && len(es) == 1 && es[0].Status == status {
+			return es[0]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the audit log's newest entry is %+v (%v), want status %s", es, err, status)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // scanAgentSide looks for the secret in everything the agent side of one
 // request produced: the agent's stdout (the result) and stderr, the host's
 // log and the audit log, and the command line and environment of the host

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -43,6 +44,19 @@ func attachWorker(t testing.TB, ctx, browserCtx context.Context) *worker {
 	}
 	wctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithTargetID(info.TargetID))
 	t.Cleanup(cancel)
+	// The worker's target exists before its script has run: wait until
+	// the script has defined what the tests call.
+	for {
+		ready, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`typeof answer === "function" && typeof fillgateInPage === "function"`))
+		if err == nil && ready {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the extension's service worker never ran its script: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	return &worker{t: t, ctx: wctx}
 }
 

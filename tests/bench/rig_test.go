@@ -1,0 +1,324 @@
+//go:build linux
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/fillgate/fillgate/host/dirs"
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/tests/browser"
+	"github.com/fillgate/fillgate/tests/loginserver"
+)
+
+// policy is the benchmark's policy: many requests from one agent, no
+// cool-down, and the CDP path's prompt as a tab of the browser (no system
+// opener on a headless machine). Every check on the page stays.
+const policy = `rate_limit = "1000/1m"
+no_response_cooldown = "0s"
+prompt_opener = "cdp-tab"
+`
+
+// rig is the benchmark's one browser: headless Chromium with the real
+// extension (installed by the real installer) and a debugging port, the
+// host it started, and the login site.
+type rig struct {
+	t        testing.TB
+	ctx      context.Context
+	root     string
+	env      []string
+	chrome   *browser.Chromium
+	bctx     context.Context
+	site     *loginserver.Server
+	prompts  *watch
+	hostRoot string // a second environment, for the cold-start host
+}
+
+func newRig(t testing.TB, ctx context.Context) *rig {
+	t.Helper()
+	root, err := os.MkdirTemp("", "fgbench-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	r := &rig{t: t, ctx: ctx, root: root, env: browser.BaseEnv(root)}
+	r.env = append(r.env, "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(root, "no-bus"))
+	p, err := dirs.PolicyFile(r.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	profile := filepath.Join(root, "profile")
+	out, err := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
+	if err != nil {
+		t.Fatalf("fillgate install: %v: %s", err, out)
+	}
+	var rep struct {
+		ExtensionDir string `json:"extension_dir"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || rep.ExtensionDir == "" {
+		t.Fatalf("fillgate install --json printed %s", out)
+	}
+	r.site = loginserver.Start(t, "127.0.0.1")
+	r.chrome = browser.StartChromium(t, ctx, browser.ChromiumOptions{
+		UserDataDir: profile, Extensions: []string{rep.ExtensionDir}, Env: r.env,
+	})
+	r.env = append(r.env, fmt.Sprintf("FILLGATE_CDP_URL=http://127.0.0.1:%d", r.chrome.Port))
+	r.bctx = r.chrome.Attach(t, ctx)
+	r.prompts = watchPrompts(t, r.bctx, r.site.URL)
+	r.waitHost()
+	r.hostRoot = filepath.Join(root, "coldstart")
+	return r
+}
+
+func (r *rig) getenv(key string) string {
+	for i := len(r.env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(r.env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// cli runs fillgate with args and returns its stdout.
+func (r *rig) cli(args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(r.ctx, fillgateBin, args...)
+	cmd.Env = r.env
+	return cmd.Output()
+}
+
+// waitHost waits until the browser's host answers with the extension
+// connected.
+func (r *rig) waitHost() {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
+	defer cancel()
+	for {
+		out, err := r.cli("status", "--json")
+		var hs []struct {
+			Extension struct{ Connected bool } `json:"extension"`
+		}
+		if err == nil && json.Unmarshal(out, &hs) == nil && len(hs) == 1 && hs[0].Extension.Connected {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			r.t.Fatalf("the extension did not connect: %s", out)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// run is one `fillgate fill --json` as an agent runs it.
+type run struct {
+	cmd          *exec.Cmd
+	stdout       bytes.Buffer
+	start, ended time.Time
+	done         chan struct{}
+	err          error
+}
+
+func (r *rig) fill(args ...string) *run {
+	r.t.Helper()
+	a := &run{done: make(chan struct{})}
+	a.cmd = exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
+	a.cmd.Env = r.env
+	a.cmd.Stdout = &a.stdout
+	a.start = time.Now()
+	if err := a.cmd.Start(); err != nil {
+		r.t.Fatalf("start fillgate fill: %v", err)
+	}
+	go func() {
+		a.err = a.cmd.Wait()
+		a.ended = time.Now()
+		close(a.done)
+	}()
+	return a
+}
+
+// result waits for the run and returns its result.
+func (a *run) result(t testing.TB, ctx context.Context) fill.Result {
+	t.Helper()
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		_ = a.cmd.Process.Kill()
+		t.Fatalf("fillgate fill did not finish")
+	}
+	var res fill.Result
+	var exit *exec.ExitError
+	if a.err != nil && !errors.As(a.err, &exit) {
+		t.Fatalf("fillgate fill: %v", a.err)
+	}
+	if err := json.Unmarshal(a.stdout.Bytes(), &res); err != nil {
+		t.Fatalf("fillgate fill printed %q", a.stdout.Bytes())
+	}
+	return res
+}
+
+// tab is the login page in a tab of its own, driven as the user.
+type tab struct {
+	t    testing.TB
+	ctx  context.Context
+	mark string // in its URL, for the reference to find it
+}
+
+func (r *rig) open(path string) *tab {
+	r.t.Helper()
+	mark := fmt.Sprintf("fgbench%d", time.Now().UnixNano())
+	return &tab{t: r.t, ctx: browser.NewTab(r.t, r.bctx, r.site.URL+path+"?s="+mark), mark: mark}
+}
+
+// close closes the tab (the CDP path must find one tab of the site).
+func (tb *tab) close() {
+	tb.t.Helper()
+	if err := chromedp.Cancel(tb.ctx); err != nil {
+		tb.t.Fatalf("close the tab: %v", err)
+	}
+}
+
+// focus empties and focuses the field with id.
+func (tb *tab) focus(id string) {
+	tb.t.Helper()
+	ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`((f) => { f.value = ""; f.focus(); return document.activeElement === f; })(document.getElementById("`+id+`"))`))
+	if err != nil || !ok {
+		tb.t.Fatalf("focus %s: %v", id, err)
+	}
+}
+
+// watch records the prompt pages the browser opens: page targets on
+// 127.0.0.1 that are not the login site.
+type watch struct {
+	mu      sync.Mutex
+	site    string
+	opened  []target.ID
+	known   map[target.ID]bool
+	changed chan struct{}
+}
+
+func watchPrompts(t testing.TB, bctx context.Context, site string) *watch {
+	t.Helper()
+	w := &watch{site: site, known: map[target.ID]bool{}, changed: make(chan struct{})}
+	saw := func(info *target.Info) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if info.Type != "page" || w.known[info.TargetID] || !strings.HasPrefix(info.URL, "http://127.0.0.1:") ||
+			strings.HasPrefix(info.URL, site+"/") {
+			return
+		}
+		w.known[info.TargetID] = true
+		w.opened = append(w.opened, info.TargetID)
+		close(w.changed)
+		w.changed = make(chan struct{})
+	}
+	if err := chromedp.ListenBrowser(bctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *target.EventTargetCreated:
+			saw(ev.TargetInfo)
+		case *target.EventTargetInfoChanged:
+			saw(ev.TargetInfo)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.CallBrowser(bctx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *watch) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.opened)
+}
+
+// next waits for prompt number n (0-based).
+func (w *watch) next(ctx context.Context, n int) (target.ID, error) {
+	for {
+		w.mu.Lock()
+		if len(w.opened) > n {
+			id := w.opened[n]
+			w.mu.Unlock()
+			return id, nil
+		}
+		changed := w.changed
+		w.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("no prompt opened: %w", ctx.Err())
+		case <-changed:
+		}
+	}
+}
+
+// answer waits for prompt number n to be painted with its field focused,
+// types text and presses Enter, as the person would. It returns when the
+// page was first painted (the page's own first-contentful-paint, on the
+// system clock) and when Enter was pressed.
+func (r *rig) answer(a *run, n int, text string) (painted, enter time.Time) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	defer cancel()
+	go func() {
+		select {
+		case <-a.done: // it ended without a prompt: stop waiting for one
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	id, err := r.prompts.next(ctx, n)
+	if err != nil {
+		r.t.Fatalf("%v; fillgate fill printed %s", err, a.stdout.Bytes())
+	}
+	pctx, pcancel, err := browser.AttachTarget(ctx, r.bctx, id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer pcancel()
+	for {
+		// The epoch milliseconds of the first paint, once the field has
+		// focus; 0 until then.
+		at, err := chromedp.Run(pctx, chromedp.Evaluate[float64](`(() => {
+			const p = performance.getEntriesByName("first-contentful-paint")[0];
+			return p && document.activeElement && document.activeElement.id === "value" ? performance.timeOrigin + p.startTime : 0;
+		})()`))
+		if err == nil && at > 0 {
+			painted = time.UnixMicro(int64(at * 1000))
+			break
+		}
+		select {
+		case <-ctx.Done():
+			r.t.Fatalf("the prompt was never painted with its field focused: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := chromedp.Do(pctx, chromedp.KeyEvent(text)); err != nil {
+		r.t.Fatalf("type into the prompt: %v", err)
+	}
+	enter = time.Now()
+	if err := chromedp.Do(pctx, chromedp.KeyEvent(kb.Enter)); err != nil && !errors.Is(err, chromedp.ErrTargetDetached) {
+		r.t.Fatalf("press Enter: %v", err)
+	}
+	return painted, enter
+}
