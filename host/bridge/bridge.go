@@ -67,7 +67,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithClock sets the clock for outcome notices; the default is time.Now.
+// WithClock sets the clock for outcome notices and for how long a peek
+// may be shared; the default is time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now != nil {
@@ -244,13 +245,16 @@ type Focused struct {
 // Peeks made while one is on its way to the extension share it and its
 // answer (which is then at most one round trip older than the call), so
 // many agents asking for the status at once cost the browser one peek at
-// a time. The shared peek is cancelled once no caller waits for it.
+// a time. A peek out for longer than peekShare is not joined any more
+// (one the extension never answers must not hold every later caller),
+// and a shared peek is cancelled once no caller waits for it.
 func (b *Bridge) Peek(ctx context.Context) (Focused, error) {
+	now := b.cfg.now()
 	b.mu.Lock()
 	fl := b.peeking
-	if fl == nil {
+	if fl == nil || now.Sub(fl.started) > peekShare {
 		fctx, cancel := context.WithCancel(context.Background())
-		fl = &peekFlight{done: make(chan struct{}), cancel: cancel}
+		fl = &peekFlight{started: now, done: make(chan struct{}), cancel: cancel}
 		b.peeking = fl
 		go b.peek(fctx, fl)
 	}
@@ -272,9 +276,13 @@ func (b *Bridge) Peek(ctx context.Context) (Focused, error) {
 	}
 }
 
+// peekShare is how long after it was sent a peek may still be joined.
+const peekShare = time.Second
+
 // peekFlight is a peek on its way to the extension and, once done is
 // closed, its answer.
 type peekFlight struct {
+	started time.Time
 	done    chan struct{}
 	cancel  context.CancelFunc
 	waiters int // guarded by Bridge.mu

@@ -20,14 +20,14 @@ type heldPeer struct {
 	release chan struct{}
 }
 
-func startHeldPeer(t *testing.T) (*Bridge, *heldPeer) {
+func startHeldPeer(t *testing.T, opts ...Option) (*Bridge, *heldPeer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hostR, peerW := io.Pipe()
 	peerR, hostW := io.Pipe()
 	t.Cleanup(func() { cancel(); peerW.Close(); hostW.Close() })
 	port := nativemsg.NewPort(hostR, hostW, nil)
-	b := New(port)
+	b := New(port, opts...)
 	go func() { _ = port.Run(ctx) }()
 	p := &heldPeer{peeks: make(chan int64, 100), release: make(chan struct{}, 100)}
 	go func() {
@@ -71,11 +71,14 @@ func (b *Bridge) waiting(t *testing.T, n int) {
 
 const wait = 30 * time.Second
 
+// frozen is a clock that stands still.
+func frozen() time.Time { return time.Unix(1000, 0) }
+
 // TestConcurrentPeeksShareOne: fifty peeks made while one is on its way
 // to the extension all get its answer, and the extension gets one peek.
 // A peek made after that answer asks afresh.
 func TestConcurrentPeeksShareOne(t *testing.T) {
-	b, p := startHeldPeer(t)
+	b, p := startHeldPeer(t, WithClock(frozen)) // however slow the machine, the peek stays joinable
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	const n = 50
@@ -116,7 +119,7 @@ func TestConcurrentPeeksShareOne(t *testing.T) {
 // once while the others keep waiting; when the last one leaves, the
 // shared peek is dropped, and the next caller asks afresh.
 func TestPeekCallerLeaves(t *testing.T) {
-	b, p := startHeldPeer(t)
+	b, p := startHeldPeer(t, WithClock(frozen))
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	gone, leave := context.WithCancel(ctx)
@@ -154,5 +157,33 @@ func TestPeekCallerLeaves(t *testing.T) {
 	}
 	if got := len(p.peeks); got != 1 {
 		t.Errorf("the next peek sent %d requests, want 1", got)
+	}
+}
+
+// TestStuckPeekIsNotJoined: a peek the extension has not answered for
+// longer than peekShare is not joined: the next caller asks afresh, and
+// each gets the answer to its own peek.
+func TestStuckPeekIsNotJoined(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	b, p := startHeldPeer(t, WithClock(clock))
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	first := make(chan error, 1)
+	go func() { _, err := b.Peek(ctx); first <- err }()
+	<-p.peeks
+	mu.Lock()
+	now = now.Add(peekShare + time.Millisecond)
+	mu.Unlock()
+	second := make(chan error, 1)
+	go func() { _, err := b.Peek(ctx); second <- err }()
+	<-p.peeks // a second peek went out: the stuck one was not joined
+	p.release <- struct{}{}
+	p.release <- struct{}{}
+	for _, c := range []chan error{first, second} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
