@@ -108,7 +108,18 @@ func runHost(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "fillgate host: %v\n", err)
 		return 1
 	}
-	if err := host.Run(ctx, host.Config{Caller: caller, Stdin: stdin, Stdout: stdout}); err != nil {
+	// The browser may close the pipes while the host still writes (an
+	// outcome, a closing prompt): that is an EPIPE error to handle, not a
+	// SIGPIPE that kills the host before it answers its agents.
+	signal.Ignore(syscall.SIGPIPE)
+	// A stop signal here comes from the browser (Chromium sends SIGTERM
+	// to its hosts as it closes their port) or the session ending, not
+	// from an agent: requests under way end as failed, the browser gone.
+	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() { cancel(host.ErrStopped) })
+	defer stop()
+	if err := host.Run(hctx, host.Config{Caller: caller, Stdin: stdin, Stdout: stdout}); err != nil {
 		fmt.Fprintf(stderr, "fillgate host: %v\n", err)
 		return 1
 	}

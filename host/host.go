@@ -119,6 +119,9 @@ func Run(ctx context.Context, cfg Config) error {
 	case err == nil || errors.Is(err, io.EOF):
 		log.Info("browser closed the connection; host exiting")
 		return nil
+	case errors.Is(context.Cause(ctx), ErrStopped):
+		log.Info("told to stop; host exiting")
+		return nil
 	case ctx.Err() != nil && !errors.Is(context.Cause(ctx), fill.ErrBrowserGone):
 		return nil
 	}

@@ -93,6 +93,8 @@ func TestEvaluate(t *testing.T) {
 		{name: "empty v6 port", edit: svc("::1", "http://[::1]:"), check: CheckOrigin},
 		{name: "text after v6", edit: svc("::1", "http://[::1]x"), check: CheckOrigin},
 		{name: "unclosed v6", edit: svc("::1", "http://[::1"), check: CheckOrigin},
+		{name: "a name in brackets", edit: svc("github.com", "https://[github.com]"), check: CheckOrigin},
+		{name: "ipv4 in brackets", edit: svc("127.0.0.1", "http://[127.0.0.1]:8080"), check: CheckOrigin},
 		{name: "opaque", edit: origins("null"), check: CheckOrigin, detail: "opaque"},
 		{name: "empty origin", edit: origins(""), check: CheckOrigin},
 		{name: "no origins", edit: origins(), check: CheckOrigin, detail: "no origin"},

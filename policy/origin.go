@@ -75,6 +75,11 @@ func splitHostPort(s string) (hostText, port string, err error) {
 		if !ok {
 			return "", "", errors.New("not an origin: unclosed [")
 		}
+		if !strings.Contains(addr, ":") {
+			// Browsers bracket IPv6 addresses only: "[github.com]" is
+			// no origin, though the name inside would pass.
+			return "", "", errors.New("not an origin: brackets hold only an IPv6 address")
+		}
 		if after == "" {
 			return addr, "", nil
 		}

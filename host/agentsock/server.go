@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -116,6 +117,11 @@ func (s *server) handle(ctx context.Context, c *net.UnixConn) {
 		m := Message{Type: TypeStatus, Status: &st}
 		if req.All {
 			m.Hosts = s.statusAll(ctx)
+		}
+		if req.Debug {
+			// After the other hosts were asked: this connection's own
+			// goroutine and the server's are all that is counted of it.
+			st.Goroutines = runtime.NumGoroutine()
 		}
 		_ = writeMessage(c, m)
 	case OpPeek:

@@ -79,6 +79,10 @@ type Request struct {
 	Profile string `json:"profile,omitempty"`
 	// All asks a status request for every host, not just the one asked.
 	All bool `json:"all,omitempty"`
+	// Debug asks a status request for the answering host's own
+	// runtime figures (HostStatus.Goroutines), for tests of what a host
+	// leaves behind.
+	Debug bool `json:"debug,omitempty"`
 	// Agent is set only on a fill that another host forwarded after
 	// routing it: the agent that host found behind its own peer. A host
 	// takes it only from a peer that runs fillgate itself.
@@ -129,6 +133,10 @@ type HostStatus struct {
 	// Leases are the host's live leases (`fillgate saved` lists them):
 	// service, field, account, agent, origin and end; never a value.
 	Leases []fill.Lease `json:"leases,omitempty"`
+	// Goroutines is how many goroutines the host runs; only in the
+	// answering host's own status, and only when the request asked for
+	// debug.
+	Goroutines int `json:"goroutines,omitempty"`
 }
 
 // ActiveTab is what the active tab of a browser's last focused window has

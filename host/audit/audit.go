@@ -39,7 +39,8 @@ func Open(stateDir string) *Log {
 func (l *Log) Path() string { return l.path }
 
 // Record appends e as one line. Lines are written with O_APPEND in one
-// write, so several processes may record at once.
+// write, so several processes may record at once. A line that does not
+// fit (a full disk) is an error and leaves nothing of itself in the log.
 func (l *Log) Record(e fill.AuditEntry) error {
 	line, err := json.Marshal(e)
 	if err != nil {
@@ -60,12 +61,29 @@ func (l *Log) Record(e fill.AuditEntry) error {
 	if err != nil {
 		return fmt.Errorf("open audit log: %w", err)
 	}
-	_, werr := f.Write(line)
+	n, werr := f.Write(line)
+	if werr != nil && n > 0 {
+		takeBack(f, n)
+	}
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		return fmt.Errorf("write audit log %s: %w", l.path, err)
 	}
 	return nil
+}
+
+// takeBack removes the n bytes a failed write (a full disk) left at the
+// end of f, so the log never holds half an entry, which would also run
+// into the next one and spoil it. It cuts only when those bytes are still
+// the end of the file: another process's entry after them stays.
+func takeBack(f *os.File, n int) {
+	end, err := f.Seek(0, io.SeekCurrent) // O_APPEND: just past what went in
+	if err != nil {
+		return
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() == end {
+		_ = f.Truncate(end - int64(n))
+	}
 }
 
 // Recent returns up to n of the latest entries, oldest first. Lines that do

@@ -69,7 +69,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithClock sets the clock for outcome notices; the default is time.Now.
+// WithClock sets the clock for outcome notices and for how long a peek
+// may be shared; the default is time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now != nil {
@@ -92,6 +93,7 @@ type Bridge struct {
 	status  ExtensionStatus
 	windows map[int64]*window // open prompt windows by id
 	early   []int64           // prompt_closed for windows not yet registered
+	peeking *peekFlight       // the peek on its way to the extension, or nil
 }
 
 var _ fill.Browser = (*Bridge)(nil)
@@ -156,7 +158,7 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 		return
 	}
 	if n.ID != nil {
-		b.log.Info("bridge: ignored a reply nobody waits for", "type", n.Type)
+		b.log.Info("bridge: ignored a reply nobody waits for", "type", cutType(n.Type))
 		return
 	}
 	switch n.Type {
@@ -185,7 +187,7 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 	case "end_lease":
 		b.endLease(n.Lease)
 	default:
-		b.log.Info("bridge: ignored an unknown notice", "type", n.Type)
+		b.log.Info("bridge: ignored an unknown notice", "type", cutType(n.Type))
 	}
 }
 
@@ -245,7 +247,58 @@ type Focused struct {
 // Peek asks the extension what the active tab of the last focused window
 // has focused: the focused frame's origin and the field's kind and
 // problem. Unlike Inspect it remembers no element.
+//
+// Peeks made while one is on its way to the extension share it and its
+// answer (which is then at most one round trip older than the call), so
+// many agents asking for the status at once cost the browser one peek at
+// a time. A peek out for longer than peekShare is not joined any more
+// (one the extension never answers must not hold every later caller),
+// and a shared peek is cancelled once no caller waits for it.
 func (b *Bridge) Peek(ctx context.Context) (Focused, error) {
+	now := b.cfg.now()
+	b.mu.Lock()
+	fl := b.peeking
+	if fl == nil || now.Sub(fl.started) > peekShare {
+		fctx, cancel := context.WithCancel(context.Background())
+		fl = &peekFlight{started: now, done: make(chan struct{}), cancel: cancel}
+		b.peeking = fl
+		go b.peek(fctx, fl)
+	}
+	fl.waiters++
+	b.mu.Unlock()
+	select {
+	case <-fl.done:
+		return fl.focused, fl.err
+	case <-ctx.Done():
+		b.mu.Lock()
+		if fl.waiters--; fl.waiters == 0 {
+			fl.cancel() // nobody wants its answer any more
+			if b.peeking == fl {
+				b.peeking = nil // and nobody new joins a cancelled peek
+			}
+		}
+		b.mu.Unlock()
+		return Focused{}, callError("peek", ctx.Err())
+	}
+}
+
+// peekShare is how long after it was sent a peek may still be joined.
+const peekShare = time.Second
+
+// peekFlight is a peek on its way to the extension and, once done is
+// closed, its answer.
+type peekFlight struct {
+	started time.Time
+	done    chan struct{}
+	cancel  context.CancelFunc
+	waiters int // guarded by Bridge.mu
+	focused Focused
+	err     error
+}
+
+// peek sends fl's peek and hands its answer to every caller waiting.
+func (b *Bridge) peek(ctx context.Context, fl *peekFlight) {
+	defer fl.cancel()
 	var reply struct {
 		Focused
 		Type string `json:"type"`
@@ -253,10 +306,13 @@ func (b *Bridge) Peek(ctx context.Context) (Focused, error) {
 	err := b.call(ctx, "peek", struct {
 		Type string `json:"type"`
 	}{"peek"}, "peeked", &reply)
-	if err != nil {
-		return Focused{}, err
+	b.mu.Lock()
+	if b.peeking == fl {
+		b.peeking = nil // a peek from now on asks afresh
 	}
-	return reply.Focused, nil
+	b.mu.Unlock()
+	fl.focused, fl.err = reply.Focused, err
+	close(fl.done)
 }
 
 // CodeNotActive is the extension's error code for an inspect of a pinned
@@ -290,7 +346,7 @@ func decode(name string, raw json.RawMessage, want string, out any) error {
 		return fmt.Errorf("extension: malformed reply to %s", name)
 	}
 	if env.Type != want {
-		return fmt.Errorf("extension: unexpected reply %q to %s", env.Type, name)
+		return fmt.Errorf("extension: unexpected reply %s to %s", shortType(env.Type), name)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("extension: malformed %s reply to %s", want, name)
@@ -310,4 +366,21 @@ func callError(name string, err error) error {
 		return fmt.Errorf("no reply from the extension to %s: %w", name, err)
 	}
 	return fmt.Errorf("extension %s: %w", name, err)
+}
+
+// maxTypeShown is the most of a message's type that a log line or an
+// error quotes: the extension's own types are short words, and a message
+// that says otherwise is not echoed whole.
+const maxTypeShown = 32
+
+// shortType is a message type as an error quotes it: cut short when
+// long (cutType), quoted.
+func shortType(t string) string { return fmt.Sprintf("%q", cutType(t)) }
+
+// cutType is a message type cut to maxTypeShown bytes, for a log line.
+func cutType(t string) string {
+	if len(t) > maxTypeShown {
+		return t[:maxTypeShown] + "…"
+	}
+	return t
 }

@@ -78,7 +78,7 @@ func (b *Bridge) Insert(ctx context.Context, in fill.Inspection, value []byte, o
 		}
 		return fill.Verdict{Reason: r.Reason}, nil
 	}
-	return fill.Verdict{}, fmt.Errorf("extension: unexpected reply %q to insert", env.Type)
+	return fill.Verdict{}, fmt.Errorf("extension: unexpected reply %s to insert", shortType(env.Type))
 }
 
 // insertBody returns meta as a JSON object with a "value" member holding

@@ -51,7 +51,7 @@ func post(p *prompt, body string) *httptest.ResponseRecorder {
 
 // sealTo encrypts payload for p as the page does, with info as both
 // HKDF info and additional data; the tests vary it to check the binding.
-func sealTo(t *testing.T, pub []byte, info string, payload []byte) string {
+func sealTo(t testing.TB, pub []byte, info string, payload []byte) string {
 	t.Helper()
 	mine, err := ecdh.X25519().GenerateKey(rand.Reader)
 	if err != nil {

@@ -118,9 +118,6 @@ type payload struct {
 	Ask []byte `json:"ask"`
 }
 
-// errNoValue is a payload without a value, or with an empty one.
-var errNoValue = errors.New("the answer holds no value")
-
 // readPayload reads a decrypted answer. Value and Ask are fresh slices of
 // exactly their length; every other copy encoding/json made is zeroed. It
 // never says anything about the content.

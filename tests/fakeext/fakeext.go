@@ -327,6 +327,13 @@ func (e *Ext) Ignore(typ string) {
 	e.ignore[typ] = true
 }
 
+// Unignore undoes Ignore: requests of type typ are answered again.
+func (e *Ext) Unignore(typ string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.ignore, typ)
+}
+
 // FailWith makes requests of type typ get an error reply with code and
 // detail. An empty code restores normal answers.
 func (e *Ext) FailWith(typ, code, detail string) {

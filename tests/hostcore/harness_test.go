@@ -137,6 +137,7 @@ type setup struct {
 	policy    string            // the policy file's text; "" means no file
 	root      string            // the scenario's directory; "" means t.TempDir()
 	env       map[string]string // more variables for the host and the clients (a session bus)
+	budget    time.Duration     // bounds the whole scenario; 0 means scenarioBudget
 }
 
 // loginPage is a login page on origin with its password field focused.
@@ -176,13 +177,15 @@ type rig struct {
 	secret []byte // the value the human types
 	ext    *fakeext.Ext
 
-	hostPID  int            // the host process (this one when in-process)
-	hostOut  *frameTap      // the host binary's stdout
-	hostErr  *syncBuffer    // the host binary's stderr
-	hostDone chan error     // host.Run's or the binary's end
-	hostCmd  *exec.Cmd      // the host binary, or nil
-	hostKind string         // "binary" or "in-process", for messages
-	hooks    sync.WaitGroup // running human goroutines
+	hostPID    int            // the host process (this one when in-process)
+	hostOut    *frameTap      // the host binary's stdout
+	hostIn     *hostStdin     // the host binary's stdin, which tests may also write raw bytes to
+	hostStdout io.Closer      // the read end of the host binary's stdout
+	hostErr    *syncBuffer    // the host binary's stderr
+	hostDone   chan error     // host.Run's or the binary's end
+	hostCmd    *exec.Cmd      // the host binary, or nil
+	hostKind   string         // "binary" or "in-process", for messages
+	hooks      sync.WaitGroup // running human goroutines
 
 	mu        sync.Mutex
 	closing   bool
@@ -204,7 +207,11 @@ func newRig(t testing.TB, s setup) *rig {
 	if root == "" {
 		root = shortTempDir(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioBudget)
+	budget := s.budget
+	if budget == 0 {
+		budget = scenarioBudget
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	r := &rig{t: t, ctx: ctx, dirs: newTree(t, root), clients: map[int]string{}}
 	r.dirs.extra = s.env
 	r.secret = r.newSecret()
@@ -270,21 +277,30 @@ func (r *rig) startBinary(opts fakeext.Options) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	// The host's stdout is a pipe it writes to itself, as a browser's is,
+	// so that closing its read end (hostStdout) is the browser hanging up.
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
 	pr, pw := io.Pipe()
 	r.hostOut = &frameTap{fwd: pw}
 	r.hostErr = &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = r.hostOut, r.hostErr
+	r.hostIn = &hostStdin{w: stdin}
+	r.hostStdout = stdout
+	cmd.Stderr = r.hostErr
 	if err := cmd.Start(); err != nil {
 		r.t.Fatalf("start the host: %v", err)
 	}
 	r.hostCmd, r.hostPID, r.hostKind = cmd, cmd.Process.Pid, "binary"
 	r.hostDone = make(chan error, 1)
 	go func() {
+		_, _ = io.Copy(r.hostOut, stdout) // until the host exits, or the test closes stdout
 		err := cmd.Wait()
 		_ = pw.Close()
 		r.hostDone <- err
 	}()
-	r.ext = fakeext.New(pr, stdin, opts)
+	r.ext = fakeext.New(pr, r.hostIn, opts)
 	go func() { _ = r.ext.Run(r.ctx) }()
 }
 

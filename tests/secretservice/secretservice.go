@@ -30,6 +30,10 @@ type Service struct {
 	// BusPID and KeyringPID are the daemons' pids (0 when not started);
 	// each leads a process group of its own.
 	BusPID, KeyringPID int
+
+	env     []string          // the daemons' environment
+	addr    string            // the bus's address
+	keyring *browserproc.Proc // the keyring daemon, or nil
 }
 
 // Start launches dbus-daemon and gnome-keyring-daemon with their state in
@@ -42,14 +46,24 @@ func Start(t testing.TB) *Service {
 	if _, err := exec.LookPath("gnome-keyring-daemon"); err != nil {
 		t.Fatalf("gnome-keyring-daemon not found: run tests/setup (apt-get install -y gnome-keyring)")
 	}
+	s.env, s.addr = env, addr
+	s.startKeyring(t)
+	setEnv(t, s, addr)
+	return s
+}
+
+// startKeyring starts gnome-keyring-daemon on s's bus, unlocked, and waits
+// until it owns the Secret Service's name.
+func (s *Service) startKeyring(t testing.TB) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	owned := watchName(t, ctx, addr, "org.freedesktop.secrets")
+	owned := watchName(t, ctx, s.addr, "org.freedesktop.secrets")
 	// In the foreground, as a child of this test in a process group of its
 	// own that the kernel kills when this process dies (browserproc): a
 	// killed test leaves no keyring daemon behind.
 	kr := exec.Command("gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets")
-	kr.Env = env
+	kr.Env = s.env
 	// The login keyring's password: a fixed test value, not a fillgate secret.
 	kr.Stdin = strings.NewReader("fillgate-test-keyring\n")
 	p, err := browserproc.StartGroup(kr)
@@ -57,13 +71,11 @@ func Start(t testing.TB) *Service {
 		t.Fatalf("start gnome-keyring-daemon: %v", err)
 	}
 	t.Cleanup(p.Stop)
-	s.KeyringPID = kr.Process.Pid
+	s.KeyringPID, s.keyring = kr.Process.Pid, p
 	// It takes its name on the bus a little after it starts.
 	if err := owned(); err != nil {
 		t.Fatalf("gnome-keyring-daemon did not take org.freedesktop.secrets on the bus: %v", err)
 	}
-	setEnv(t, s, addr)
-	return s
 }
 
 // watchName starts watching the bus at addr for name to get an owner; the
