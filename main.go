@@ -55,11 +55,14 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
-	defer stop()
-
 	if manifest.LooksLikeHost(args) {
+		// Chromium closes a host's pipes and then sends it SIGTERM; the
+		// host may have finished by then. Its stop signals stay caught
+		// until the process exits, so a late one cannot turn a clean exit
+		// into death by signal.
 		return runHost(ctx, args, stdin, stdout, stderr)
 	}
+	defer stop()
 
 	var c cli
 	exit := -1

@@ -67,7 +67,7 @@ func Run(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("policy file: %w", err)
 		}
 	}
-	log, closeLog, err := logfile.Open(stateDir, "pid", os.Getpid(), "role", "host")
+	log, closeLog, err := logfile.Open(stateDir, logfile.Debug(env), "pid", os.Getpid(), "role", "host")
 	if err != nil {
 		return err
 	}

@@ -333,11 +333,18 @@ func (notActive) Status() fill.Status { return fill.StatusRefused }
 // call sends req, checks that the reply has type want and decodes it into
 // out. Its errors name the request, never the content of a message.
 func (b *Bridge) call(ctx context.Context, name string, req any, want string, out any) error {
+	defer b.timed(name, time.Now())
 	raw, err := b.port.Call(ctx, req)
 	if err != nil {
 		return callError(name, err)
 	}
 	return decode(name, raw, want, out)
+}
+
+// timed writes a debug "timing" record of how long the extension took to
+// answer the request name (its type and milliseconds only).
+func (b *Bridge) timed(name string, t0 time.Time) {
+	b.log.Debug("timing", "call", name, "ms", float64(time.Since(t0).Microseconds())/1000)
 }
 
 func decode(name string, raw json.RawMessage, want string, out any) error {

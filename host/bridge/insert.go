@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/nativemsg"
@@ -44,6 +45,7 @@ func (b *Bridge) Insert(ctx context.Context, in fill.Inspection, value []byte, o
 	if err != nil {
 		return fill.Verdict{}, err
 	}
+	defer b.timed("insert", time.Now())
 	raw, err := b.port.CallRaw(ctx, func(id int64) ([]byte, error) {
 		return insertBody(insertMeta{
 			ID: id, Type: "insert", Tab: in.Tab, Frame: in.Frame,

@@ -173,7 +173,11 @@ func (b *Browser) Close() error {
 	return errors.Join(errs...)
 }
 
-// shutdown detaches every session, then ends the connection.
+// shutdown ends the connection, and with it every session: the browser
+// detaches a client's sessions when its connection ends, as it does when
+// this process dies, and leaves their tabs open. Detaching each session
+// first would wait for its renderer, which a busy page can keep for tens
+// of milliseconds, while the agent waits for its result.
 func (b *Browser) shutdown() {
 	b.mu.Lock()
 	sessions := make([]*session, 0, len(b.sessions))
@@ -184,12 +188,12 @@ func (b *Browser) shutdown() {
 	b.worlds = map[cdp.FrameID]*world{}
 	b.located = map[int64]*location{}
 	b.mu.Unlock()
-	for _, s := range sessions {
-		s.detach()
-	}
-	b.detachWG.Wait()
 	b.bcancel()
 	b.acancel()
+	for _, s := range sessions {
+		s.detach() // on a connection that is gone: it only ends the session's goroutines
+	}
+	b.detachWG.Wait()
 	if c := chromedp.FromContext(b.bctx); c != nil && c.Allocator != nil {
 		c.Allocator.Wait()
 	}

@@ -257,6 +257,10 @@ func TestInspectAndInsertOnePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	leakscan.Bytes(t, secret, "the log", log.Bytes())
+	// Close ends the connection, and the browser detaches its sessions.
+	if err := s.Disconnected(step(t)); err != nil {
+		t.Fatal(err)
+	}
 	if s.Sessions() != 0 {
 		t.Fatalf("%d sessions still attached after Close", s.Sessions())
 	}

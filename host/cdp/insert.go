@@ -57,11 +57,16 @@ func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte, 
 		return fill.Verdict{}, b.locateError(ctx, err)
 	}
 
-	if reason, err := b.recheck(ctx, loc); err != nil || reason != "" {
-		if err != nil {
-			return fill.Verdict{}, b.locateError(ctx, err)
+	// A field in a frame: the focus must still lead down to it through the
+	// same origins. In the top frame the in-page insert checks its origin
+	// and that the field still has the focus itself, in the same call.
+	if len(loc.chain) > 1 {
+		if reason, err := b.recheck(ctx, loc); err != nil || reason != "" {
+			if err != nil {
+				return fill.Verdict{}, b.locateError(ctx, err)
+			}
+			return fill.Verdict{Reason: reason}, nil
 		}
-		return fill.Verdict{Reason: reason}, nil
 	}
 
 	f := loc.focused()

@@ -111,22 +111,39 @@ type promptTab struct {
 // Closed implements fill.PromptWindow: it is closed once the tab is gone.
 func (p *promptTab) Closed() <-chan struct{} { return p.closed }
 
-// Close implements fill.PromptWindow: it closes the prompt tab (only that
-// tab), waits until the browser reports it gone, asking again while it is
-// not, and disposes of its browser context. Safe to call more than once.
+// Close implements fill.PromptWindow: it disposes of the browser context
+// made for the prompt, which closes its one tab (only that tab) in the
+// same call, and waits until the browser reports the tab gone. Should the
+// tab outlive its context, it asks the browser to close the tab itself.
+// Safe to call more than once.
 func (p *promptTab) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
-		p.closeErr = p.close(ctx)
 		_, err := cdp.Call(ctx, p.b.browser, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: p.context})
 		var cerr *cdproto.Error
-		if err != nil && !errors.As(err, &cerr) && p.closeErr == nil { // a browser error: it is gone already
+		switch {
+		case err != nil && !errors.As(err, &cerr):
 			p.closeErr = fmt.Errorf("dispose of the prompt's browser context: %w", p.b.transportError(ctx, err))
+		case p.gone():
+		default: // a browser error, or the tab still there: close the tab itself
+			p.closeErr = p.close(ctx)
 		}
 		p.b.mu.Lock()
 		delete(p.b.prompts, p.id)
 		p.b.mu.Unlock()
 	})
 	return p.closeErr
+}
+
+// gone reports whether the browser has reported the tab destroyed. The
+// browser sends that event before it answers the disposal of the tab's
+// context, on the same connection, so by then it has been read.
+func (p *promptTab) gone() bool {
+	select {
+	case <-p.closed:
+		return true
+	default:
+		return false
+	}
 }
 
 // closeRetry is how long close waits for the tab to go before asking

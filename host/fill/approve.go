@@ -55,9 +55,10 @@ func (e *Engine) planFor(ctx context.Context, q PlanQuery) (Plan, error) {
 // obtain decides where the value comes from: a fill the policy lets run
 // with a notice and no prompt, or the person's answer in the prompt. On a
 // status it returns no value, as ask does.
-func (e *Engine) obtain(ctx context.Context, q PlanQuery, plan Plan, budget time.Duration, progress func(Progress)) (obtained, Status, string, bool) {
+func (e *Engine) obtain(ctx context.Context, q PlanQuery, plan Plan, budget time.Duration, progress func(Progress), rn *run) (obtained, Status, string, bool) {
 	if how, account, ok := e.unprompted(q, plan); ok {
 		got, noticeErr, fetchErr := e.unasked(ctx, q, plan, how, account)
+		rn.sw.lap("notified_and_fetched")
 		switch {
 		case noticeErr == nil && fetchErr == nil:
 			return got, "", "", false
@@ -78,7 +79,7 @@ func (e *Engine) obtain(ctx context.Context, q PlanQuery, plan Plan, budget time
 	if plan.Saved && plan.Source != nil {
 		info.From, info.Accounts, info.Ask = plan.Source.Describe(), plan.Accounts, plan.Ask
 	}
-	a, status, detail, unseen := e.ask(ctx, info, progress)
+	a, status, detail, unseen := e.ask(ctx, info, progress, rn)
 	if status != "" {
 		return obtained{}, status, detail, unseen
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -96,7 +97,13 @@ func (e *Engine) Fill(ctx context.Context, req Request, agent Agent, progress fu
 	if progress == nil {
 		progress = func(Progress) {}
 	}
-	res, how := e.fill(ctx, req, agent, progress)
+	sw := newStopwatch(e.log(), e.Browser.Via())
+	// The prompt closes while the value is inserted (closing); the fill
+	// returns only once it is closed, so no prompt outlives its request.
+	var closing sync.WaitGroup
+	res, how := e.fill(ctx, req, agent, progress, &run{sw: sw, closing: &closing})
+	closing.Wait()
+	sw.lap("done")
 	e.log().Info("fill finished", "agent", agent.String(), "service", res.Service,
 		"origin", res.Origin, "field", res.Field, "via", res.Via, "status", string(res.Status), "detail", res.Detail)
 	if e.Audit != nil {
@@ -116,7 +123,8 @@ func (e *Engine) Fill(ctx context.Context, req Request, agent Agent, progress fu
 
 // fill runs the flow; it returns the result and how the value inserted
 // was approved (How…, "" when nothing was inserted).
-func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress func(Progress)) (Result, string) {
+func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress func(Progress), rn *run) (Result, string) {
+	sw := rn.sw
 	r := Result{Service: req.Service, Via: e.Browser.Via()}
 	field, err := NormalizeField(req.Field)
 	if err != nil {
@@ -152,6 +160,7 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 		return r.with(StatusFailed, fmt.Sprintf("cannot record the request: %v", err)), ""
 	}
 	defer release()
+	sw.lap("checked")
 
 	// Inspect (while the planner reads what is saved for the service).
 	if w, ok := e.Planner.(Warmer); ok {
@@ -161,6 +170,7 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	ictx, cancel := context.WithTimeout(ctx, e.Limits.InspectBudget)
 	in, err := e.Browser.Inspect(ictx, req)
 	cancel()
+	sw.lap("inspected")
 	if err != nil {
 		status, own := ownStatus(err)
 		detail := fmt.Sprintf("cannot inspect the browser tab: %v", e.cause(ctx, err))
@@ -188,11 +198,12 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	if err != nil {
 		return r.with(StatusFailed, "cannot work out where the value comes from: "+err.Error()), ""
 	}
+	sw.lap("planned")
 	budget := e.Limits.PromptBudget
 	if req.Timeout > 0 && req.Timeout < budget {
 		budget = req.Timeout
 	}
-	got, status, detail, unseen := e.obtain(ctx, q, plan, budget, progress)
+	got, status, detail, unseen := e.obtain(ctx, q, plan, budget, progress, rn)
 	defer got.zero()
 	if status != "" {
 		if status == StatusNoResponse || unseen {
@@ -212,10 +223,12 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 		if err := e.fetch(ctx, q, plan, &got); err != nil {
 			return r.with(e.classify(ctx, StatusFailed), e.fetchDetail(ctx, plan, err)), ""
 		}
+		sw.lap("fetched")
 	}
 	xctx, cancel := context.WithTimeout(ctx, e.Limits.InsertBudget)
 	v, err := e.Browser.Insert(xctx, in, got.value, InsertOptions{Then: then})
 	cancel()
+	sw.lap("inserted")
 	if !got.remember {
 		got.zero()
 	}
@@ -294,7 +307,11 @@ func stopped(reason, by string) string {
 // past its budget (no_response) or until the agent abandoned it after half
 // of it, so an agent cannot dodge the cool-down by hanging up just before
 // the deadline. A prompt the person opened never counts.
-func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progress)) (_ Answer, _ Status, detail string, unseen bool) {
+//
+// On an answer, the prompt's window closes in rn.closing, while the caller
+// goes on to insert; on anything else it is closed before ask returns.
+func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progress), rn *run) (_ Answer, _ Status, detail string, unseen bool) {
+	sw := rn.sw
 	// Context deadlines run on the real clock, whatever e.Now says.
 	pctx, cancel := context.WithTimeout(ctx, info.Budget)
 	defer cancel()
@@ -305,17 +322,28 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 		return Answer{}, StatusFailed, fmt.Sprintf("cannot start the prompt: %v", err), false
 	}
 	defer p.Close()
+	sw.lap("prompt_started")
 	win, err := e.Browser.OpenPrompt(pctx, p.URL())
 	if err != nil {
 		return Answer{}, e.classify(ctx, StatusFailed), fmt.Sprintf("cannot open the prompt: %v", e.cause(ctx, err)), false
 	}
-	defer func() {
+	closeWin := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 		defer cancel()
 		if err := win.Close(cctx); err != nil {
 			e.log().Warn("close prompt window", "err", err)
 		}
+		sw.lap("prompt_closed")
+	}
+	answered := false
+	defer func() {
+		if answered {
+			rn.closing.Go(closeWin)
+		} else {
+			closeWin()
+		}
 	}()
+	sw.lap("prompt_opened")
 	progress(Progress{Phase: PhaseWaiting, Deadline: deadline})
 	shown := time.Now()
 
@@ -341,11 +369,13 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 	var werr error
 	select {
 	case rep := <-replies:
+		sw.lap("answered")
 		if rep.err == nil {
 			if rep.a.Cancelled {
 				rep.a.Zero()
 				return Answer{}, StatusCancelled, "the human cancelled the prompt", false
 			}
+			answered = true
 			return rep.a, "", "", false
 		}
 		werr = rep.err

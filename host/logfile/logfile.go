@@ -14,13 +14,21 @@ import (
 // Name is the log file's name in the state dir.
 const Name = "fillgate.log"
 
+// DebugEnv is the environment variable that, set to "debug", makes the log
+// keep debug records too: among them how long each step of a fill took
+// ("timing" records: a step's name and milliseconds, never a value).
+const DebugEnv = "FILLGATE_LOG"
+
 // maxSize is where the log is rotated to Name+".1".
 const maxSize = 1 << 20
 
+// Debug reports whether env asks for debug records (FILLGATE_LOG=debug).
+func Debug(env func(string) string) bool { return env != nil && env(DebugEnv) == "debug" }
+
 // Open returns a logger appending to stateDir/Name (created 0600, the dir
-// 0700), rotating it first when it has grown past 1 MiB. Close the returned
-// closer when done.
-func Open(stateDir string, attrs ...any) (*slog.Logger, io.Closer, error) {
+// 0700), rotating it first when it has grown past 1 MiB; with debug it
+// keeps debug records too. Close the returned closer when done.
+func Open(stateDir string, debug bool, attrs ...any) (*slog.Logger, io.Closer, error) {
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("log dir: %w", err)
 	}
@@ -32,6 +40,10 @@ func Open(stateDir string, attrs ...any) (*slog.Logger, io.Closer, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open log: %w", err)
 	}
-	l := slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	level := slog.LevelInfo
+	if debug {
+		level = slog.LevelDebug
+	}
+	l := slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level}))
 	return l.With(attrs...), f, nil
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/fillgate/fillgate/host/agentsock"
 	"github.com/fillgate/fillgate/host/audit"
@@ -125,7 +126,7 @@ func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Polic
 	if err != nil {
 		return failed(req, ViaCDP, fmt.Sprintf("cannot find the state dir: %v", err))
 	}
-	log, closeLog, err := logfile.Open(stateDir, "pid", os.Getpid(), "role", "cdp")
+	log, closeLog, err := logfile.Open(stateDir, logfile.Debug(env), "pid", os.Getpid(), "role", "cdp")
 	if err != nil {
 		return failed(req, ViaCDP, err.Error())
 	}
@@ -149,7 +150,11 @@ func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Polic
 			Tab:        o.Tab,
 		})
 	}}
-	defer b.Close()
+	defer func() {
+		t0 := time.Now()
+		b.Close()
+		log.Debug("timing", "via", fill.ViaCDP, "step", "detached", "ms", float64(time.Since(t0).Microseconds())/1000)
+	}()
 
 	st, err := fillstate.Open(filepath.Join(stateDir, "cdp"))
 	if err != nil {

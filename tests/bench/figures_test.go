@@ -63,13 +63,26 @@ func BenchmarkFigures(b *testing.B) {
 	defer cancel()
 	r := newRig(b, ctx)
 	f := map[string]series{}
+	only := os.Getenv("FGBENCH_ONLY")
+	want := func(s string) bool { return only == "" || strings.Contains(only, s) }
 	for b.Loop() {
 		for _, via := range []string{fill.ViaExtension, fill.ViaCDP} {
-			r.fills(b, via, n, f)
-			r.refusals(b, via, n, f)
+			if want(via + "-fill") {
+				r.fills(b, via, n, f)
+			}
+			if want(via + "-refuse") {
+				r.refusals(b, via, n, f)
+			}
+			if want(via + "-none") {
+				r.unaskedFills(b, via, n, f)
+			}
 		}
-		r.references(b, n, f)
-		r.process(b, n, f)
+		if want("ref") {
+			r.references(b, n, f)
+		}
+		if want("process") {
+			r.process(b, n, f)
+		}
 	}
 	b.StopTimer()
 	table := r.table(f, n)
@@ -101,6 +114,25 @@ func (r *rig) fills(b *testing.B, via string, n int, f map[string]series) {
 		f[via+" to prompt"] = append(f[via+" to prompt"], ms(painted.Sub(a.start)))
 		f[via+" enter to result"] = append(f[via+" enter to result"], ms(a.ended.Sub(enter)))
 		f[via+" machine total"] = append(f[via+" machine total"], ms(painted.Sub(a.start)+a.ended.Sub(enter)))
+	}
+}
+
+// unaskedFills times n fills that need no human (approval = none, the
+// value remembered in the keyring), each from a fresh `fillgate fill`
+// process as an agent runs it, request to result.
+func (r *rig) unaskedFills(b *testing.B, via string, n int, f map[string]series) {
+	tb := r.openOn(r.unasked, "/classic")
+	defer tb.close()
+	for range n {
+		tb.focus("pw")
+		a := r.fill("--service", unaskedHost, "--then", "none", "--via", via)
+		if res := a.result(b, r.ctx); res.Status != fill.StatusOK {
+			b.Fatalf("%s fill with no human: %+v", via, res)
+		}
+		f[via+" no human"] = append(f[via+" no human"], ms(a.ended.Sub(a.start)))
+	}
+	if !tb.holds("pw", sample) {
+		b.Fatalf("%s fill with no human: value differed", via)
 	}
 }
 
@@ -268,6 +300,11 @@ func (r *rig) table(f map[string]series, n int) string {
 		row(via+": request → prompt painted", via+" to prompt", prompt, 0, "")
 		row(via+": Enter in the prompt → agent result", via+" enter to result", "≤ 25", 0, "")
 		row(via+": machine total", via+" machine total", "", bare, "bare insertText")
+		none, noneRef, noneName := "≤ 3× bare insertText", bare, "bare insertText"
+		if via == fill.ViaCDP {
+			none, noneRef, noneName = "≤ Playwright fresh connect + insert", pw, "Playwright"
+		}
+		row(via+": fill with no human (approval none), fresh `fillgate fill`", via+" no human", none, noneRef, noneName)
 		row(via+": refused at inspect (wrong field)", via+" refused wrong field", refuse, pw, "Playwright")
 		row(via+": refused at inspect (wrong origin)", via+" refused wrong origin", refuse, pw, "Playwright")
 	}

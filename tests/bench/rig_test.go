@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,8 @@ import (
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/tests/browser"
 	"github.com/fillgate/fillgate/tests/loginserver"
+	"github.com/fillgate/fillgate/tests/notifyd"
+	"github.com/fillgate/fillgate/tests/secretservice"
 )
 
 // policy is the benchmark's policy: many requests from one agent, no
@@ -33,6 +36,9 @@ const policy = `rate_limit = "1000/1m"
 no_response_cooldown = "0s"
 prompt_opener = "cdp-tab"
 `
+
+// unaskedHost is the address of the site whose fills need no human.
+const unaskedHost = "127.0.0.3"
 
 // rig is the benchmark's one browser: headless Chromium with the real
 // extension (installed by the real installer) and a debugging port, the
@@ -45,6 +51,7 @@ type rig struct {
 	chrome   *browser.Chromium
 	bctx     context.Context
 	site     *loginserver.Server
+	unasked  *loginserver.Server // the site whose fills need no human
 	prompts  *watch
 	hostRoot string // a second environment, for the cold-start host
 }
@@ -57,15 +64,24 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(root) })
 	r := &rig{t: t, ctx: ctx, root: root, env: browser.BaseEnv(root)}
-	r.env = append(r.env, "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(root, "no-bus"))
+	// A real Secret Service and a notification service on a private bus,
+	// for the fills with no human (approval = none): the remembered value
+	// comes from the keyring, and the CDP path's notice goes to the bus.
+	secretservice.Start(t)
+	notifyd.Start(t)
+	r.env = append(r.env, "DBUS_SESSION_BUS_ADDRESS="+os.Getenv("DBUS_SESSION_BUS_ADDRESS"), "FILLGATE_LOG=debug")
+	t.Cleanup(func() {
+		if out := os.Getenv("FGBENCH_LOG"); out != "" {
+			sd, _ := dirs.State(r.getenv)
+			data, _ := os.ReadFile(filepath.Join(sd, "fillgate.log"))
+			_ = os.WriteFile(out, data, 0o600)
+		}
+	})
 	p, err := dirs.PolicyFile(r.getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(policy), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	profile := filepath.Join(root, "profile")
@@ -80,6 +96,22 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 		t.Fatalf("fillgate install --json printed %s", out)
 	}
 	r.site = loginserver.Start(t, "127.0.0.1")
+	// The site of the fills with no human, on an address of its own so its
+	// policy (approval = none) touches no other figure.
+	r.unasked = loginserver.Start(t, unaskedHost)
+	u, err := url.Parse(r.unasked.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := policy + fmt.Sprintf("\n[service.%q]\napproval = \"none\"\n", unaskedHost+":"+u.Port())
+	if err := os.WriteFile(p, []byte(pol), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	remember := exec.CommandContext(ctx, fillgateBin, "remember", "--service", unaskedHost, "--stdin")
+	remember.Env, remember.Stdin = r.env, strings.NewReader(sample+"\n")
+	if out, err := remember.CombinedOutput(); err != nil {
+		t.Fatalf("fillgate remember: %v: %s", err, out)
+	}
 	r.chrome = browser.StartChromium(t, ctx, browser.ChromiumOptions{
 		UserDataDir: profile, Extensions: []string{rep.ExtensionDir}, Env: r.env,
 	})
@@ -183,10 +215,13 @@ type tab struct {
 	mark string // in its URL, for the reference to find it
 }
 
-func (r *rig) open(path string) *tab {
+func (r *rig) open(path string) *tab { return r.openOn(r.site, path) }
+
+// openOn opens path of site in a tab of its own.
+func (r *rig) openOn(site *loginserver.Server, path string) *tab {
 	r.t.Helper()
 	mark := fmt.Sprintf("fgbench%d", time.Now().UnixNano())
-	return &tab{t: r.t, ctx: browser.NewTab(r.t, r.bctx, r.site.URL+path+"?s="+mark), mark: mark}
+	return &tab{t: r.t, ctx: browser.NewTab(r.t, r.bctx, site.URL+path+"?s="+mark), mark: mark}
 }
 
 // close closes the tab (the CDP path must find one tab of the site).
@@ -321,4 +356,13 @@ func (r *rig) answer(a *run, n int, text string) (painted, enter time.Time) {
 		r.t.Fatalf("press Enter: %v", err)
 	}
 	return painted, enter
+}
+
+// holds reports whether the field with id holds want (compared in the
+// page; neither is printed).
+func (tb *tab) holds(id, want string) bool {
+	tb.t.Helper()
+	w, _ := json.Marshal(want)
+	ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`document.getElementById("`+id+`").value === `+string(w)))
+	return err == nil && ok
 }

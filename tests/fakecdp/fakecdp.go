@@ -49,6 +49,7 @@ type Server struct {
 	frames   []*Frame // every frame ever added
 	sessions map[string]*session
 	conns    map[*conn]bool
+	hungUp   chan struct{} // closed and replaced whenever a client's connection ends
 	calls    []Call
 	nextID   int
 	contexts map[string]bool // browser contexts made with Target.createBrowserContext, while they live
@@ -357,6 +358,27 @@ func (s *Server) Calls() []Call {
 	return append([]Call(nil), s.calls...)
 }
 
+// Disconnected waits until no client is connected (a browser detaches a
+// client's sessions when its connection ends, as this server does).
+func (s *Server) Disconnected(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if s.hungUp == nil {
+			s.hungUp = make(chan struct{})
+		}
+		n, hungUp := len(s.conns), s.hungUp
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("fakecdp: %d clients still connected: %w", n, ctx.Err())
+		case <-hungUp:
+		}
+	}
+}
+
 // Sessions counts the sessions still attached.
 func (s *Server) Sessions() int {
 	s.mu.Lock()
@@ -410,6 +432,10 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 				delete(s.sessions, id)
 			}
 		}
+		if s.hungUp != nil {
+			close(s.hungUp)
+		}
+		s.hungUp = make(chan struct{})
 		s.mu.Unlock()
 		_ = ws.CloseNow()
 	}()

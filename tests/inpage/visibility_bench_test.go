@@ -64,3 +64,25 @@ func BenchmarkCDPProbe(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExtensionPeek measures the extension's peek (every frame
+// probed, nothing judged or remembered): the cost of running the in-page
+// function in a tab, over a real native-messaging port.
+func BenchmarkExtensionPeek(b *testing.B) {
+	ctx := testContext(b)
+	srv := serve(b, testPages)
+	_, bctx, hosts := chromiumWithFakeHost(b, ctx)
+	h := nextHost(b, ctx, hosts)
+	h.expect(map[string]any{"type": "hello"})
+	tb := openTab(b, bctx, srv.URL+"/password")
+	tb.focus("f")
+	tb.settle()
+	var took []time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		h.send(map[string]any{"id": i, "type": "peek"})
+		h.expect(map[string]any{"id": i, "type": "peeked"})
+		took = append(took, time.Since(start))
+	}
+	median(b, took)
+}

@@ -29,7 +29,7 @@ type Daemon struct {
 // Start owns org.freedesktop.Notifications on the session bus this
 // process points at (tests/secretservice.StartBus makes one) until the
 // test ends.
-func Start(t *testing.T) *Daemon {
+func Start(t testing.TB) *Daemon {
 	t.Helper()
 	conn, err := dbus.ConnectSessionBus()
 	if err != nil {

@@ -1,0 +1,48 @@
+package fill
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// stopwatch writes a debug "timing" record at each step of one request:
+// the step's name, the milliseconds since the request began and since the
+// step before. It never records anything of the request but those (issue
+// 12: find where the time of a fill goes). A logger that drops debug
+// records makes it free.
+type stopwatch struct {
+	log   *slog.Logger
+	on    bool
+	start time.Time
+	via   string
+	mu    sync.Mutex // the prompt's closing laps from its own goroutine
+	at    time.Time
+}
+
+func newStopwatch(log *slog.Logger, via string) *stopwatch {
+	now := time.Now()
+	return &stopwatch{log: log, on: log.Enabled(context.Background(), slog.LevelDebug), start: now, at: now, via: via}
+}
+
+// lap records that step ended now.
+func (s *stopwatch) lap(step string) {
+	if !s.on {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	s.log.Debug("timing", "via", s.via, "step", step,
+		"ms", float64(now.Sub(s.at).Microseconds())/1000, "total_ms", float64(now.Sub(s.start).Microseconds())/1000)
+	s.at = now
+}
+
+// run is what one request's steps share besides its context: its
+// stopwatch, and the prompt's closing, which goes on while the value is
+// inserted and which Fill waits for.
+type run struct {
+	sw      *stopwatch
+	closing *sync.WaitGroup
+}
