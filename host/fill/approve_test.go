@@ -162,8 +162,11 @@ func TestApproveSaved(t *testing.T) {
 	r := newSavedRig(t, Plan{Saved: true, Account: "alice@example.com"})
 	r.b.inspection.Account = "alice@example.com"
 	r.approves("", nil)
-	closedAtFetch := false
-	r.src.onFetch = func() { r.p.mu.Lock(); closedAtFetch = r.p.closed; r.p.mu.Unlock() }
+	opened, answeredAtFetch := false, false
+	open := r.b.onOpen
+	r.b.onOpen = func(u string) { opened = true; open(u) }
+	// The answer was put in when the prompt opened, and Wait has taken it.
+	r.src.onFetch = func() { answeredAtFetch = opened && len(r.p.answers) == 0 }
 	res := r.fill(t)
 	if res.Status != StatusOK || !strings.Contains(res.Detail, "the value came from the test store, approved in the prompt") {
 		t.Fatalf("%s: %s", res.Status, res.Detail)
@@ -180,8 +183,14 @@ func TestApproveSaved(t *testing.T) {
 	if len(r.src.fetches) != 1 || r.src.fetches[0].Account != "alice@example.com" {
 		t.Errorf("fetches %+v", r.src.fetches)
 	}
-	if !closedAtFetch {
-		t.Error("the value was fetched before the prompt's answer was in and the prompt closed")
+	if !answeredAtFetch {
+		t.Error("the value was fetched before the prompt's answer was in")
+	}
+	r.p.mu.Lock()
+	closed := r.p.closed
+	r.p.mu.Unlock()
+	if !closed {
+		t.Error("the prompt was still open when the fill returned")
 	}
 	if r.lastHow() != HowApproved {
 		t.Errorf("audit how %q", r.lastHow())

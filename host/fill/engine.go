@@ -308,20 +308,33 @@ func stopped(reason, by string) string {
 // of it, so an agent cannot dodge the cool-down by hanging up just before
 // the deadline. A prompt the person opened never counts.
 //
-// On an answer, the prompt's window closes in rn.closing, while the caller
-// goes on to insert; on anything else it is closed before ask returns.
+// On an answer, the prompt's window closes, and then its server, in
+// rn.closing while the caller goes on to insert; on anything else both are
+// closed before ask returns.
 func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progress), rn *run) (_ Answer, _ Status, detail string, unseen bool) {
 	sw := rn.sw
 	// Context deadlines run on the real clock, whatever e.Now says.
 	pctx, cancel := context.WithTimeout(ctx, info.Budget)
-	defer cancel()
+	// The prompt (which ends with pctx) outlives its window: it holds the
+	// port the page came from for as long as the page may be on screen.
+	// Once answered, both are handed off to rn.closing.
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			cancel()
+		}
+	}()
 	deadline, _ := pctx.Deadline()
 
 	p, err := e.Prompter(pctx, info)
 	if err != nil {
 		return Answer{}, StatusFailed, fmt.Sprintf("cannot start the prompt: %v", err), false
 	}
-	defer p.Close()
+	defer func() {
+		if !handedOff {
+			p.Close()
+		}
+	}()
 	sw.lap("prompt_started")
 	win, err := e.Browser.OpenPrompt(pctx, p.URL())
 	if err != nil {
@@ -338,7 +351,12 @@ func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progres
 	answered := false
 	defer func() {
 		if answered {
-			rn.closing.Go(closeWin)
+			handedOff = true
+			rn.closing.Go(func() {
+				closeWin()
+				p.Close()
+				cancel()
+			})
 		} else {
 			closeWin()
 		}

@@ -108,7 +108,7 @@ func newSeed(t testing.TB) seed {
 		t.Fatal(err)
 	}
 	s := seed{key: key, path: "/fuzz-nonce", payload: []byte(`{"value":"` + base64.StdEncoding.EncodeToString([]byte("fuzz")) + `"}`)}
-	sealed := sealTo(t, key.pub, answerInfo(s.path, actionSubmit), s.payload)
+	sealed := sealRaw(t, key.pub, answerInfo(s.path, actionSubmit), s.payload)
 	if s.raw, err = base64.RawURLEncoding.DecodeString(sealed); err != nil {
 		t.Fatal(err)
 	}

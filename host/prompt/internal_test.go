@@ -49,9 +49,18 @@ func post(p *prompt, body string) *httptest.ResponseRecorder {
 	return w
 }
 
-// sealTo encrypts payload for p as the page does, with info as both
-// HKDF info and additional data; the tests vary it to check the binding.
+// sealTo encrypts payload for p as the page does, padded with spaces to
+// a multiple of answerPad, with info as both HKDF info and additional
+// data; the tests vary it to check the binding.
 func sealTo(t testing.TB, pub []byte, info string, payload []byte) string {
+	t.Helper()
+	n := max(1, (len(payload)+answerPad-1)/answerPad) * answerPad
+	padded := append(append(make([]byte, 0, n), payload...), bytes.Repeat([]byte(" "), n-len(payload))...)
+	return sealRaw(t, pub, info, padded)
+}
+
+// sealRaw encrypts plain as it is, padding and all.
+func sealRaw(t testing.TB, pub []byte, info string, payload []byte) string {
 	t.Helper()
 	mine, err := ecdh.X25519().GenerateKey(rand.Reader)
 	if err != nil {
@@ -357,6 +366,18 @@ func TestAnswerIsBoundToPromptAndAction(t *testing.T) {
 		w := post(p, "csrf="+string(p.csrf)+"&action=submit&answer="+sealTo(t, p.page.keyBytes(t), answerInfo(p.path, actionSubmit), []byte(payload)))
 		if w.Code != http.StatusBadRequest && w.Code != http.StatusUnprocessableEntity {
 			t.Errorf("%s: status %d, want 400 or 422", name, w.Code)
+		}
+	}
+	// The right answer, but not padded as the page pads it (its size would
+	// tell a traffic recorder the value's length): refused.
+	for name, n := range map[string]int{"not padded": 0, "padded one byte short": answerPad - 1, "one byte over": answerPad + 1} {
+		plain := []byte(value)
+		if n > 0 {
+			plain = append(plain, bytes.Repeat([]byte(" "), n-len(plain))...)
+		}
+		w := post(p, "csrf="+string(p.csrf)+"&action=submit&answer="+sealRaw(t, p.page.keyBytes(t), answerInfo(p.path, actionSubmit), plain))
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "not padded") {
+			t.Errorf("%s: status %d %q, want 400 that it is not padded", name, w.Code, w.Body.String())
 		}
 	}
 	if w := post(p, "csrf="+string(p.csrf)+"&action=submit&answer="+good); w.Code != http.StatusOK {

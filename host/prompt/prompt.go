@@ -79,8 +79,8 @@ const (
 	writeTimeout      = 30 * time.Second
 	idleTimeout       = 2 * time.Minute
 	maxHeaderBytes    = 16 << 10
-	// drainGrace is how long the server, after an answer, lets requests
-	// already in flight finish before it drops them.
+	// drainGrace is how long the server, closed after an answer, lets
+	// requests already in flight finish before it drops them.
 	drainGrace = 3 * time.Second
 )
 
@@ -308,11 +308,12 @@ func (p *prompt) Wait(ctx context.Context) (fill.Answer, error) {
 }
 
 // Close ends the prompt at once and burns the nonce; an answer nobody
-// collected is zeroed. After an answer the server stops now. Without one
-// (the request ended early) the page's watch ends, so the page disables
-// itself, and the port stays bound, answering every request with 410,
-// until the budget runs out: nobody else can bind it and receive what an
-// open page might still send. It is safe to call more than once and from
+// collected is zeroed. After an answer the server stops now (until then
+// it held the port, answering 410, while the page's window closed).
+// Without one (the request ended early) the page's watch ends, so the page
+// disables itself, and the port stays bound, answering every request with
+// 410, until the budget runs out: nobody else can bind it and receive what
+// an open page might still send. It is safe to call more than once and from
 // several goroutines.
 func (p *prompt) Close() error {
 	p.mu.Lock()
@@ -333,6 +334,12 @@ func (p *prompt) Close() error {
 		return nil
 	}
 	p.stopWatching(true)
+	if answered {
+		// Requests in flight (the final page among them) get drainGrace.
+		ctx, cancel := context.WithTimeout(context.Background(), drainGrace)
+		_ = p.srv.Shutdown(ctx)
+		cancel()
+	}
 	err := p.srv.Close()
 	<-p.served
 	p.log.Debug("prompt closed")
@@ -421,15 +428,5 @@ func (p *prompt) expire() {
 		p.publish()
 	}
 	p.stopWatching(false)
-	_ = p.srv.Close()
-}
-
-// drain shuts the server down after an answer: no new connections, and
-// requests in flight get drainGrace to finish (the final page among them).
-func (p *prompt) drain() {
-	p.stopWatching(true)
-	ctx, cancel := context.WithTimeout(context.Background(), drainGrace)
-	defer cancel()
-	_ = p.srv.Shutdown(ctx)
 	_ = p.srv.Close()
 }

@@ -4,7 +4,9 @@ package prompt
 // its hash in the CSP, so it must reach the browser byte for byte as
 // written here; everything it needs is in the page's data-* attributes.
 // It encrypts each answer to the prompt's key before it leaves the page
-// (host/PROTOCOL.md, "The prompt's answer"), clears the fields, and posts
+// (host/PROTOCOL.md, "The encrypted answer"), padded with spaces to a
+// multiple of 4096 bytes so that its size says nothing of the value's
+// length, clears the fields, and posts
 // with fetch, so no response is ever rendered as a page and no form is
 // ever submitted for the browser to remember. It disables everything at
 // the page's own deadline, and as soon as its watch on the prompt ends
@@ -45,6 +47,7 @@ const pageScript = `
   const enc = new TextEncoder(), watch = new AbortController();
   let state = "open";
   const MASK = "\u2022".repeat(8);
+  const PAD = 4096;
 
   const secretField = (el) => {
     let typed = [];
@@ -129,7 +132,10 @@ const pageScript = `
     const key = await subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: concat(hostRaw, mineRaw), info },
       hkdf, { name: "AES-GCM", length: 256 }, false, ["encrypt"]);
     const iv = crypto.getRandomValues(new Uint8Array(12));
-    const plain = enc.encode(JSON.stringify(payload));
+    const json = enc.encode(JSON.stringify(payload));
+    const plain = new Uint8Array(Math.max(1, Math.ceil(json.length / PAD)) * PAD).fill(32);
+    plain.set(json);
+    json.fill(0);
     const sealed = await subtle.encrypt({ name: "AES-GCM", iv, additionalData: info }, key, plain);
     plain.fill(0);
     return b64url(concat(mineRaw, iv, new Uint8Array(sealed)));

@@ -101,6 +101,16 @@ func (k *answerKey) open(sealed []byte, path, action string) ([]byte, error) {
 	return out, nil
 }
 
+// answerPad is what the page pads an answer's plaintext to a multiple of
+// (with spaces after the JSON object, which encoding/json skips), so that
+// the size of its POST, which any DevTools client recording the browser's
+// traffic sees, says nothing of the value's length.
+const answerPad = 4096
+
+// errNotPadded is a decrypted answer whose length is not a multiple of
+// answerPad.
+var errNotPadded = errors.New("the decrypted answer is not padded")
+
 // payload is a decrypted answer: to a submit, the typed value and the
 // choices that go with it; to an approve, the account picked and what the
 // store needs typed.

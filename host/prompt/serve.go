@@ -289,6 +289,11 @@ func (p *prompt) openAnswer(w http.ResponseWriter, r *http.Request, sealed rawFi
 		p.refuse(w, r, http.StatusBadRequest, err.Error())
 		return payload{}, false
 	}
+	if len(plain)%answerPad != 0 {
+		clear(plain)
+		p.refuse(w, r, http.StatusBadRequest, errNotPadded.Error())
+		return payload{}, false
+	}
 	pl, err := readPayload(plain)
 	clear(plain)
 	if err != nil {
@@ -353,7 +358,9 @@ func (p *prompt) answerWith(w http.ResponseWriter, r *http.Request, a fill.Answe
 	writeDone(w, http.StatusOK, page)
 	_ = http.NewResponseController(w).Flush()
 	p.publish()
-	go p.drain()
+	// The port stays bound, answering 410, until Close: the caller closes
+	// the page's window first, so nobody else can take the port while the
+	// page may still be on screen.
 }
 
 // burn ends the prompt with err (what Wait returns) because of why, and

@@ -12,12 +12,17 @@ import (
 	"fmt"
 )
 
+// answerPad is what the page pads an answer's plaintext to a multiple of
+// (host/PROTOCOL.md, "The encrypted answer").
+const answerPad = 4096
+
 // seal encrypts payload as the prompt page's script does (host/PROTOCOL.md,
 // "The prompt's answer"), written from that description and not shared
 // with the host's code: an X25519 key pair of its own, agreement with the
 // prompt's key, HKDF-SHA256 over the agreed secret with both public keys
 // as salt and "fillgate-prompt-v1 <path> <action>" as info, then
-// AES-256-GCM with a random 12-byte IV and the same info as additional
+// AES-256-GCM of the payload padded with spaces to a multiple of 4096
+// bytes, with a random 12-byte IV and the same info as additional
 // data. It returns base64url(public key ‖ IV ‖ ciphertext ‖ tag), and
 // zeroes the secrets it made.
 func seal(hostKey []byte, path, action string, payload []byte) (string, error) {
@@ -51,14 +56,22 @@ func seal(hostKey []byte, path, action string, payload []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("fakehuman: GCM: %w", err)
 	}
-	out := make([]byte, 0, len(minePub)+gcm.NonceSize()+len(payload)+gcm.Overhead())
+	// Padded with spaces to a multiple of 4096 bytes, as the page does.
+	n := max(1, (len(payload)+answerPad-1)/answerPad) * answerPad
+	plain := make([]byte, n)
+	copy(plain, payload)
+	for i := len(payload); i < n; i++ {
+		plain[i] = ' '
+	}
+	defer clear(plain)
+	out := make([]byte, 0, len(minePub)+gcm.NonceSize()+len(plain)+gcm.Overhead())
 	out = append(out, minePub...)
 	iv := make([]byte, gcm.NonceSize())
 	if _, err := rand.Read(iv); err != nil {
 		return "", fmt.Errorf("fakehuman: IV: %w", err)
 	}
 	out = append(out, iv...)
-	out = gcm.Seal(out, iv, payload, []byte(info))
+	out = gcm.Seal(out, iv, plain, []byte(info))
 	return base64.RawURLEncoding.EncodeToString(out), nil
 }
 
