@@ -457,6 +457,10 @@ func (r *rig) openTab(t testing.TB, s *site, path string, newWindow bool) *tab {
 	t.Cleanup(func() {
 		nctx, stop := context.WithTimeout(ctx, 10*time.Second)
 		defer stop()
+		// A login the fill submitted may still be on its way (a form's
+		// navigation starts after the in-page call returns): stop it, so
+		// that it cannot abort the navigation away.
+		_, _ = chromedp.Call(nctx, page.StopLoading, cdp.Empty{})
 		if err := chromedp.Do(nctx, chromedp.Navigate("about:blank")); err != nil && r.ctx.Err() == nil {
 			t.Errorf("leave the tab: %v", err)
 		}

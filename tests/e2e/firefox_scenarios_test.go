@@ -178,12 +178,12 @@ func TestFirefox(t *testing.T) {
 		secret := fx.secret(t)
 		tb := fx.open(t, fx.origin1+"/password")
 		tb.focus(pw)
-		a, n := fx.request(t, "--service", svc, "--timeout", "3s")
+		a, n := fx.request(t, "--service", svc, "--timeout", "6s")
 		p := fx.awaitPrompt(t, n)
 		p.typeSecret(secret) // typed, but never sent
 		res, code := a.result(t, ctx)
 		fx.check(t, secret, a, res)
-		wantResult(t, res, code, fill.StatusNoResponse, svc, fill.FieldPassword, "within 3s")
+		wantResult(t, res, code, fill.StatusNoResponse, svc, fill.FieldPassword, "within 6s")
 		if res.Fallback == "" {
 			t.Errorf("no_response without a fallback hint: %+v", res)
 		}

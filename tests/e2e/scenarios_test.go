@@ -202,12 +202,12 @@ func TestChromium(t *testing.T) {
 		secret := ch.secret(t)
 		tb := ch.open(t, ch.origin1+"/password")
 		tb.focus(`document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc, "--timeout", "3s")
+		a, n := ch.request(t, "--service", svc, "--timeout", "6s")
 		p := ch.awaitPrompt(t, n)
 		p.typeSecret(secret) // typed, but never sent
 		res, code := a.result(t, ctx)
 		ch.check(t, secret, a, res)
-		wantResult(t, res, code, fill.StatusNoResponse, svc, fill.FieldPassword, "within 3s")
+		wantResult(t, res, code, fill.StatusNoResponse, svc, fill.FieldPassword, "within 6s")
 		if res.Fallback == "" {
 			t.Errorf("no_response without a fallback hint: %+v", res)
 		}

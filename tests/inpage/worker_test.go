@@ -127,6 +127,72 @@ func TestServiceWorker(t *testing.T) {
 		}
 	})
 
+	// The insert into the top frame no longer walks every frame first
+	// (0463e17): the in-page insert must refuse these on its own.
+	t.Run("top frame: focus moved into a cross-site iframe", func(t *testing.T) {
+		tb := openTab(t, bctx, srv.URL+"/xsite")
+		fr := frameTab(t, ctx, bctx, otherSite+"/password")
+		tb.focus("f")
+		r := inspect(t, "password")
+		if r.Frame != 0 || len(r.Origins) != 1 {
+			t.Fatalf("inspect = %+v; want the top frame", r)
+		}
+		fr.focus("f")
+		if v := insert(r, secret); v.Type != "not_inserted" {
+			t.Fatalf("insert = %+v; want not_inserted", v)
+		}
+		if !tb.eval(`f.value === ""`) || !fr.eval(`f.value === ""`) {
+			t.Error("a field changed")
+		}
+	})
+
+	t.Run("top frame: same-origin navigation", func(t *testing.T) {
+		tb := openTab(t, bctx, srv.URL+"/password")
+		tb.focus("f")
+		r := inspect(t, "password")
+		if err := chromedp.Do(tb.ctx, chromedp.Navigate(srv.URL+"/password")); err != nil {
+			t.Fatal(err)
+		}
+		tb.focus("f")
+		if v := insert(r, secret); v.Type != "not_inserted" || v.Reason != "element_gone" {
+			t.Fatalf("insert = %+v; want not_inserted element_gone", v)
+		}
+		if !tb.eval(`f.value === ""`) {
+			t.Error("the new page's field changed")
+		}
+	})
+
+	t.Run("top frame: document replaced with document.open", func(t *testing.T) {
+		tb := openTab(t, bctx, srv.URL+"/password")
+		tb.focus("f")
+		r := inspect(t, "password")
+		if !tb.eval(`(document.open(), document.write("<input id=f type=password><input id=g>"), document.close(), document.getElementById("f").focus(), true)`) {
+			t.Fatal("replace the document")
+		}
+		if v := insert(r, secret); v.Type != "not_inserted" {
+			t.Fatalf("insert = %+v; want not_inserted", v)
+		}
+		if !tb.eval(`document.getElementById("f").value === "" && document.getElementById("g").value === ""`) {
+			t.Error("a field of the new document changed")
+		}
+	})
+
+	t.Run("top frame: focus moved into a same-origin iframe", func(t *testing.T) {
+		tb := openTab(t, bctx, srv.URL+"/password")
+		tb.focus("f")
+		r := inspect(t, "password")
+		if !tb.eval(`(() => { const fr = document.createElement("iframe"); document.body.append(fr);
+		  fr.contentDocument.body.innerHTML = "<input id=f type=password>"; fr.contentDocument.getElementById("f").focus(); return document.activeElement === fr; })()`) {
+			t.Fatal("focus the frame")
+		}
+		if v := insert(r, secret); v.Type != "not_inserted" {
+			t.Fatalf("insert = %+v; want not_inserted", v)
+		}
+		if !tb.eval(`f.value === "" && document.querySelector("iframe").contentDocument.getElementById("f").value === ""`) {
+			t.Error("a field changed")
+		}
+	})
+
 	t.Run("focus moved within the page", func(t *testing.T) {
 		tb := openTab(t, bctx, srv.URL+"/password")
 		tb.focus("f")
