@@ -11,6 +11,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	stdlog "log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -452,5 +454,17 @@ func TestHumanDuration(t *testing.T) {
 		if got := humanDuration(d); got != want {
 			t.Errorf("humanDuration(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestServerErrorLogKeepsFirstLines: the prompt server's error log keeps
+// the first line of each message and drops what follows (a handler
+// panic's stack trace, whose argument words could be buffer sizes).
+func TestServerErrorLogKeepsFirstLines(t *testing.T) {
+	var out bytes.Buffer
+	l := stdlog.New(firstLine{slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))}, "", 0)
+	l.Printf("http: panic serving 127.0.0.1:1: boom\ngoroutine 7 [running]:\nfillgate.f(0xc000123456, 0x2a, 0x40)")
+	if got := out.String(); !strings.Contains(got, "http: panic serving 127.0.0.1:1: boom") || strings.Contains(got, "goroutine") || strings.Contains(got, "0x2a") {
+		t.Errorf("the error log kept %q", got)
 	}
 }

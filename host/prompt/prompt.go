@@ -41,11 +41,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -166,7 +168,7 @@ func (c Config) Start(ctx context.Context, info fill.PromptInfo) (fill.Prompt, e
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog:          stdlog.New(firstLine{log}, "", 0),
 	}
 	go func() {
 		defer close(p.served)
@@ -429,4 +431,16 @@ func (p *prompt) expire() {
 	}
 	p.stopWatching(false)
 	_ = p.srv.Close()
+}
+
+// firstLine is the prompt server's error log: the first line of each
+// message, as a debug record. A handler's panic comes with a stack trace,
+// whose argument words could be the sizes of buffers that held the value;
+// it never reaches the log.
+type firstLine struct{ log *slog.Logger }
+
+func (f firstLine) Write(b []byte) (int, error) {
+	line, _, _ := strings.Cut(string(b), "\n")
+	f.log.Debug(line)
+	return len(b), nil
 }
