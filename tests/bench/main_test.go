@@ -8,29 +8,13 @@
 package bench
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/fillgate/fillgate/tests/fgbin"
 )
 
 // fillgateBin is the fillgate binary TestMain builds from this module.
 var fillgateBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fillgate-bench-bin-")
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		os.Exit(1)
-	}
-	fillgateBin = filepath.Join(dir, "fillgate")
-	build := exec.Command("go", "build", "-o", fillgateBin, "github.com/fillgate/fillgate")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	code := 1
-	if build.Run() == nil {
-		code = m.Run()
-	}
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(fgbin.Main(m, "bench", &fillgateBin)) }
