@@ -308,59 +308,54 @@ func stopped(reason, by string) string {
 // of it, so an agent cannot dodge the cool-down by hanging up just before
 // the deadline. A prompt the person opened never counts.
 //
-// On an answer, the prompt's window closes, and then its server, in
+// On an answer, the prompt's window closes, and then the prompt, in
 // rn.closing while the caller goes on to insert; on anything else both are
 // closed before ask returns.
 func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progress), rn *run) (_ Answer, _ Status, detail string, unseen bool) {
 	sw := rn.sw
 	// Context deadlines run on the real clock, whatever e.Now says.
 	pctx, cancel := context.WithTimeout(ctx, info.Budget)
-	// The prompt (which ends with pctx) outlives its window: it holds the
-	// port the page came from for as long as the page may be on screen.
-	// Once answered, both are handed off to rn.closing.
-	handedOff := false
+	deadline, _ := pctx.Deadline()
+	// The window closes first, then the prompt (which ends with pctx too):
+	// it holds the port the page came from for as long as the page may be
+	// on screen. Once answered, that goes on in rn.closing.
+	var (
+		p        Prompt
+		win      PromptWindow
+		answered bool
+	)
 	defer func() {
-		if !handedOff {
+		end := func() {
+			if win != nil {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+				if err := win.Close(cctx); err != nil {
+					e.log().Warn("close prompt window", "err", err)
+				}
+				cancel()
+				sw.lap("prompt_closed")
+			}
+			if p != nil {
+				p.Close()
+			}
 			cancel()
 		}
+		if answered {
+			rn.closing.Go(end)
+		} else {
+			end()
+		}
 	}()
-	deadline, _ := pctx.Deadline()
 
-	p, err := e.Prompter(pctx, info)
-	if err != nil {
+	var err error
+	if p, err = e.Prompter(pctx, info); err != nil {
+		p = nil
 		return Answer{}, StatusFailed, fmt.Sprintf("cannot start the prompt: %v", err), false
 	}
-	defer func() {
-		if !handedOff {
-			p.Close()
-		}
-	}()
 	sw.lap("prompt_started")
-	win, err := e.Browser.OpenPrompt(pctx, p.URL())
-	if err != nil {
+	if win, err = e.Browser.OpenPrompt(pctx, p.URL()); err != nil {
+		win = nil
 		return Answer{}, e.classify(ctx, StatusFailed), fmt.Sprintf("cannot open the prompt: %v", e.cause(ctx, err)), false
 	}
-	closeWin := func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-		defer cancel()
-		if err := win.Close(cctx); err != nil {
-			e.log().Warn("close prompt window", "err", err)
-		}
-		sw.lap("prompt_closed")
-	}
-	answered := false
-	defer func() {
-		if answered {
-			handedOff = true
-			rn.closing.Go(func() {
-				closeWin()
-				p.Close()
-				cancel()
-			})
-		} else {
-			closeWin()
-		}
-	}()
 	sw.lap("prompt_opened")
 	progress(Progress{Phase: PhaseWaiting, Deadline: deadline})
 	shown := time.Now()
