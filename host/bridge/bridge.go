@@ -344,7 +344,7 @@ func (b *Bridge) call(ctx context.Context, name string, req any, want string, ou
 // timed writes a debug "timing" record of how long the extension took to
 // answer the request name (its type and milliseconds only).
 func (b *Bridge) timed(name string, t0 time.Time) {
-	b.log.Debug("timing", "call", name, "ms", float64(time.Since(t0).Microseconds())/1000)
+	fill.LogTiming(b.log, time.Since(t0), "call", name)
 }
 
 func decode(name string, raw json.RawMessage, want string, out any) error {

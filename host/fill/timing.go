@@ -34,10 +34,18 @@ func (s *stopwatch) lap(step string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	s.log.Debug("timing", "via", s.via, "step", step,
-		"ms", float64(now.Sub(s.at).Microseconds())/1000, "total_ms", float64(now.Sub(s.start).Microseconds())/1000)
+	LogTiming(s.log, now.Sub(s.at), "via", s.via, "step", step, "total_ms", millis(now.Sub(s.start)))
 	s.at = now
 }
+
+// LogTiming writes a debug "timing" record: attrs (names of steps or
+// calls, never anything of a request's content) and d in milliseconds.
+// FILLGATE_LOG=debug keeps such records in fillgate.log.
+func LogTiming(l *slog.Logger, d time.Duration, attrs ...any) {
+	l.Debug("timing", append(attrs, "ms", millis(d))...)
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // run is what one request's steps share besides its context: its
 // stopwatch, and the prompt's closing, which goes on while the value is

@@ -153,7 +153,7 @@ func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Polic
 	defer func() {
 		t0 := time.Now()
 		b.Close()
-		log.Debug("timing", "via", fill.ViaCDP, "step", "detached", "ms", float64(time.Since(t0).Microseconds())/1000)
+		fill.LogTiming(log, time.Since(t0), "via", fill.ViaCDP, "step", "detached")
 	}()
 
 	st, err := fillstate.Open(filepath.Join(stateDir, "cdp"))
