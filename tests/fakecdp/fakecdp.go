@@ -147,7 +147,7 @@ type conn struct {
 // New starts a fake endpoint with no targets; it stops when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{t: t, browser: newID(), sessions: map[string]*session{}, conns: map[*conn]bool{}}
+	s := &Server{t: t, browser: newID(), sessions: map[string]*session{}, conns: map[*conn]bool{}, hungUp: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/json/version", s.version)
 	mux.HandleFunc("/json/list", s.list)
@@ -363,9 +363,6 @@ func (s *Server) Calls() []Call {
 func (s *Server) Disconnected(ctx context.Context) error {
 	for {
 		s.mu.Lock()
-		if s.hungUp == nil {
-			s.hungUp = make(chan struct{})
-		}
 		n, hungUp := len(s.conns), s.hungUp
 		s.mu.Unlock()
 		if n == 0 {
@@ -432,9 +429,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 				delete(s.sessions, id)
 			}
 		}
-		if s.hungUp != nil {
-			close(s.hungUp)
-		}
+		close(s.hungUp)
 		s.hungUp = make(chan struct{})
 		s.mu.Unlock()
 		_ = ws.CloseNow()
