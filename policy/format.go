@@ -77,6 +77,10 @@ func (p *Policy) Format() []byte {
 	}
 	w(keyPromptOpener, tomlString(p.PromptOpener))
 	w(keyVia, tomlString(p.Via))
+	w(keyPrompt, tomlString(p.Prompt))
+	if p.Pinentry != "" {
+		w(keyPinentry, tomlString(p.Pinentry))
+	}
 	for _, r := range p.Rules {
 		fmt.Fprintf(&b, "\n%s\n", serviceTable(r.Service))
 		for _, kv := range []struct {

@@ -9,6 +9,8 @@ const (
 	keyCDPAllowHosts  = "cdp_allow_hosts"
 	keyPromptOpener   = "prompt_opener"
 	keyVia            = "via"
+	keyPrompt         = "prompt"
+	keyPinentry       = "pinentry"
 	keyService        = "service"
 	keyFrameAncestors = "frame_ancestors"
 	keyAgents         = "agents"
@@ -26,7 +28,7 @@ const (
 // topKeys lists the settings valid at the top of the file, in the order
 // Format writes them; the [service."HOST"] tables follow them.
 func topKeys() []string {
-	return []string{keyPromptBudget, keyCooldown, keyRateLimit, keyCDPURL, keyCDPAllowHosts, keyPromptOpener, keyVia}
+	return []string{keyPromptBudget, keyCooldown, keyRateLimit, keyCDPURL, keyCDPAllowHosts, keyPromptOpener, keyVia, keyPrompt, keyPinentry}
 }
 
 // ruleKeys lists the keys of a [service."HOST"] table, in the order Format
@@ -52,6 +54,10 @@ func help(key string) string {
 		return `"system" or "cdp-tab"`
 	case keyVia:
 		return `"auto", "extension" or "cdp"`
+	case keyPrompt:
+		return `"auto", "native" or "browser"`
+	case keyPinentry:
+		return `an absolute path, like "/usr/bin/pinentry-gtk-2"`
 	case keyService:
 		return `one table per service, like [service."github.com"]`
 	case keyFrameAncestors:

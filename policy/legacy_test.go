@@ -40,6 +40,7 @@ func TestLegacyEveryKey(t *testing.T) {
 		CDPAllowHosts:      []string{"devbox.lan", "10.0.0.5", "::2"},
 		PromptOpener:       OpenerCDPTab,
 		Via:                ViaExtension,
+		Prompt:             PromptAuto,
 		Rules: []Rule{
 			{
 				Service:        "github.com",

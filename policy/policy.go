@@ -32,6 +32,14 @@ const (
 	ViaCDP       = "cdp"       // the Chrome DevTools Protocol fallback
 )
 
+// Where the person answers (Policy.Prompt), as in host/fill
+// (fill.PromptAuto and the rest).
+const (
+	PromptAuto    = "auto"    // a native dialog while a program can drive the browser, else the loopback page
+	PromptNative  = "native"  // always a native dialog outside the browser
+	PromptBrowser = "browser" // always the loopback page in the browser
+)
+
 // Prompt openers for the CDP path.
 const (
 	OpenerSystem = "system"  // the OS opener: xdg-open, open, start
@@ -82,6 +90,15 @@ type Policy struct {
 	// Via is the path `fillgate fill` takes when the agent does not name
 	// one: ViaAuto, ViaExtension or ViaCDP.
 	Via string
+	// Prompt is where the person answers: PromptAuto (a native dialog
+	// whenever a program can drive the browser, else the loopback page),
+	// PromptNative or PromptBrowser (the person accepts that a program
+	// driving the browser could read or answer the page).
+	Prompt string
+	// Pinentry is the pinentry program of the native dialog (an absolute
+	// path); "" means the first GUI pinentry found in the system's own
+	// directories.
+	Pinentry string
 	// Rules are the per-service rules, in file order.
 	Rules []Rule
 }
@@ -165,6 +182,7 @@ func Default() *Policy {
 		RateWindow:         time.Minute,
 		PromptOpener:       OpenerSystem,
 		Via:                ViaAuto,
+		Prompt:             PromptAuto,
 	}
 }
 
@@ -184,6 +202,8 @@ func (p *Policy) Validate() error {
 	add(keyCDPURL, checkCDPURL(p.CDPURL, p.CDPAllowHosts))
 	add(keyPromptOpener, oneOf(p.PromptOpener, OpenerSystem, OpenerCDPTab))
 	add(keyVia, oneOf(p.Via, ViaAuto, ViaExtension, ViaCDP))
+	add(keyPrompt, oneOf(p.Prompt, PromptAuto, PromptNative, PromptBrowser))
+	add(keyPinentry, checkPinentry(p.Pinentry))
 	seen := map[string]bool{}
 	for _, r := range p.Rules {
 		table := serviceTable(r.Service)
@@ -317,6 +337,16 @@ func oneOf(s string, valid ...string) error {
 		return nil
 	}
 	return fmt.Errorf("%s is not valid; use %s", quote(s), strings.Join(valid, " or "))
+}
+
+// checkPinentry accepts "" (search the system's own directories) or an
+// absolute path: a relative one would be looked up where the agent may
+// have put a program of its own.
+func checkPinentry(path string) error {
+	if path == "" || filepath.IsAbs(path) {
+		return nil
+	}
+	return fmt.Errorf("%s is not an absolute path", quote(path))
 }
 
 func checkBudget(d time.Duration) error {

@@ -24,6 +24,8 @@ type fileDoc struct {
 	CDPAllowHosts []string           `toml:"cdp_allow_hosts"`
 	PromptOpener  *string            `toml:"prompt_opener"`
 	Via           *string            `toml:"via"`
+	Prompt        *string            `toml:"prompt"`
+	Pinentry      *string            `toml:"pinentry"`
 	Service       map[string]ruleDoc `toml:"service"`
 }
 
@@ -359,6 +361,14 @@ func (b *builder) build(d *fileDoc) *Policy {
 	b.str([]string{keyVia}, d.Via, func(v string) error {
 		p.Via = v
 		return oneOf(v, ViaAuto, ViaExtension, ViaCDP)
+	})
+	b.str([]string{keyPrompt}, d.Prompt, func(v string) error {
+		p.Prompt = v
+		return oneOf(v, PromptAuto, PromptNative, PromptBrowser)
+	})
+	b.str([]string{keyPinentry}, d.Pinentry, func(v string) error {
+		p.Pinentry = v
+		return checkPinentry(v)
 	})
 
 	// Service tables in file order.

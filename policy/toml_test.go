@@ -56,6 +56,8 @@ const everyKeyText = "# every key\r\n" +
 	"cdp_allow_hosts = [\"DevBox.lan\", \"10.0.0.5\",\"::2\"]\n" +
 	"\tprompt_opener = \"cdp-tab\"\n" +
 	"via = \"extension\"\n" +
+	"prompt = \"native\"\n" +
+	"pinentry = \"/usr/bin/pinentry-qt\"\n" +
 	"\n" +
 	"[service.\"GitHub.com\"]\n" +
 	"frame_ancestors = [\"https://portal.example.net\", \"http://localhost:3000\", \"https://sso.example.net:8443\"]\n" +
@@ -111,6 +113,8 @@ func TestParseEveryKey(t *testing.T) {
 		CDPAllowHosts:      []string{"devbox.lan", "10.0.0.5", "::2"},
 		PromptOpener:       OpenerCDPTab,
 		Via:                ViaExtension,
+		Prompt:             PromptNative,
+		Pinentry:           "/usr/bin/pinentry-qt",
 		Rules: []Rule{
 			{
 				Service:        "github.com",
@@ -191,6 +195,8 @@ func TestParseErrors(t *testing.T) {
 		{"cdp host twice", "cdp_allow_hosts = [\"devbox.lan\", \"DEVBOX.lan\"]\n", []string{"1:34: cdp_allow_hosts: \"DEVBOX.lan\" is listed twice"}},
 		{"empty list", "cdp_allow_hosts = []\n", []string{"1:1: cdp_allow_hosts is an empty list; leave the key out"}},
 		{"opener", "prompt_opener = \"browser\"\n", []string{"1:17: prompt_opener: \"browser\" is not valid; use system or cdp-tab"}},
+		{"prompt", "prompt = \"page\"\n", []string{"1:10: prompt: \"page\" is not valid; use auto or native or browser"}},
+		{"pinentry relative", "pinentry = \"pinentry-gtk-2\"\n", []string{"1:12: pinentry: \"pinentry-gtk-2\" is not an absolute path"}},
 		{"service public suffix", "[service.\"co.uk\"]\n", []string{"1:10: service \"co.uk\": co.uk is a public suffix"}},
 		{"service with scheme", "[service.\"https://github.com\"]\n", []string{"1:10: service \"https://github.com\": write the host alone, without a scheme"}},
 		{"service port 443", "[service.\"github.com:443\"]\n", []string{"1:10: 443 is the default https port; write the host alone, github.com"}},
