@@ -18,7 +18,7 @@ import (
 type fillCmd struct {
 	Service string        `required:"" help:"The site the secret is for, e.g. github.com, or with a port, nas.lan:8443. The page's host must be it or a subdomain of it, on that port (none named: the default port)."`
 	Field   string        `default:"password" enum:"password,otp,one-time-code" help:"The kind of field: password or otp (one-time code)."`
-	Then    string        `default:"submit" enum:"submit,none" help:"After the insert: submit (submit the form as a person would and leave nothing in the page) or none (leave the value in the field, unsubmitted: the page and any tool reading it can see it)."`
+	Then    string        `default:"submit" enum:"submit,none" help:"After the insert: submit (submit the form as a person would and leave nothing in the page) or none (leave a value the person types in the field, unsubmitted: the page and any tool reading it can see it; a saved value is always submitted)."`
 	JSON    bool          `name:"json" help:"Print the result as one JSON object."`
 	Timeout time.Duration `help:"Give the human at most this long (e.g. 30s). It can shorten the policy's budget (90s by default), never lengthen it."`
 	Via     string        `default:"auto" enum:"auto,extension,cdp" help:"How to reach the browser: auto (the extension when a browser runs it, else CDP), extension or cdp."`
@@ -30,12 +30,13 @@ type fillCmd struct {
 }
 
 func (fillCmd) Help() string {
-	return `The human types the secret into a one-shot page on 127.0.0.1 that names
-you, the service, the exact origin and the kind of field; fillgate checks the
-page, the focused field and where its form sends the value again, inserts it,
-submits the form as a person would and makes sure the value is no longer in
-the page when it returns (--then none leaves it in the field, unsubmitted).
-You get a status, never the value.
+	return `The human types the secret (or approves a saved one) in a fillgate dialog
+on their desktop, or a one-shot page on 127.0.0.1, that names you, the
+service, the exact origin and the kind of field; fillgate checks the page, the
+focused field and where its form sends the value again, inserts it, submits
+the form as a person would and makes sure the value is no longer in the page
+when it returns (--then none leaves a value the human typed in the field,
+unsubmitted). You get a status, never the value.
 
 Exit codes (stable; branch on them):
   0  ok           the value was inserted (and the form submitted, unless --then none)
@@ -122,6 +123,7 @@ type liveLine struct {
 	w        io.Writer
 	mu       sync.Mutex
 	deadline time.Time
+	where    string // fill.WhereBrowser or fill.WhereDesktop
 	shown    bool
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -145,7 +147,7 @@ func (l *liveLine) progress(p fill.Progress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if p.Phase == fill.PhaseWaiting {
-		l.deadline = p.Deadline
+		l.deadline, l.where = p.Deadline, p.Where
 	} else {
 		l.deadline = time.Time{}
 	}
@@ -177,7 +179,11 @@ func (l *liveLine) draw() {
 		return
 	}
 	left := max(time.Until(l.deadline).Round(time.Second), 0)
-	fmt.Fprintf(l.w, "\rwaiting for you in the browser… %d s\033[K", int(left/time.Second))
+	where := "in the browser"
+	if l.where == fill.WhereDesktop {
+		where = "in a fillgate dialog on your desktop"
+	}
+	fmt.Fprintf(l.w, "\rwaiting for you %s… %d s\033[K", where, int(left/time.Second))
 	l.shown = true
 }
 

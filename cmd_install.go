@@ -114,12 +114,10 @@ func probes(env dirs.Env) install.Probes {
 			if errors.Is(err, agentsock.ErrNoHost) {
 				return nil, nil
 			}
+			local := localPrompt(env)
 			var out []install.HostStatus
 			for _, h := range hs {
-				out = append(out, install.HostStatus{
-					PID: h.PID, Version: h.Version, Browser: h.Browser, Caller: h.Caller, Socket: h.Socket,
-					Connected: h.Extension.Connected, ExtensionVersion: h.Extension.Version, Paused: h.Extension.Paused,
-				})
+				out = append(out, doctorHost(h, local))
 			}
 			return out, err
 		},

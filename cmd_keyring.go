@@ -61,6 +61,7 @@ func (c *rememberCmd) Run(a *app) error {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "remembered the %s in the OS keyring\n", printable(it.String()))
+	endLeases(a, svc, c.Account)
 	return nil
 }
 
@@ -162,14 +163,14 @@ type savedLease struct {
 }
 
 func (c *savedCmd) Run(a *app) error {
-	items, itemsErr := keychain.OS().List(a.ctx)
+	listed, itemsErr := keychain.OS().List(a.ctx)
+	items := make([]keychain.Item, 0, len(listed))
+	for _, l := range listed {
+		items = append(items, l.Item)
+	}
 	leases := liveLeases(a)
 	if c.JSON {
-		out := savedList{Items: items, Leases: leases}
-		if out.Items == nil {
-			out.Items = []keychain.Item{}
-		}
-		b, err := json.Marshal(out)
+		b, err := json.Marshal(savedList{Items: items, Leases: leases})
 		if err != nil {
 			return err
 		}
@@ -224,16 +225,55 @@ func liveLeases(a *app) []savedLease {
 			add(h.Leases, fill.ViaExtension)
 		}
 	}
-	if state, err := dirs.State(a.env); err == nil {
-		if _, err := os.Stat(filepath.Join(state, "cdp")); err == nil {
-			if st, err := fillstate.Open(filepath.Join(state, "cdp")); err == nil {
-				ls, _ := st.LiveLeases(time.Now())
-				add(ls, fill.ViaCDP)
-			}
-		}
+	if st, err := cdpState(a); err == nil && st != nil {
+		ls, _ := st.LiveLeases(time.Now())
+		add(ls, fill.ViaCDP)
 	}
 	slices.SortFunc(out, func(x, y savedLease) int { return x.Until.Compare(y.Until) })
 	return out
+}
+
+// cdpState opens the CDP path's state in the state dir (cdp/), where
+// separate `fillgate fill` processes keep their leases; nil, with no
+// error, when there is none yet.
+func cdpState(a *app) (*fillstate.Dir, error) {
+	state, err := dirs.State(a.env)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(state, "cdp")
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return fillstate.Open(dir)
+}
+
+// endLeases ends the CDP path's leases on the saved values of service and
+// account ("" for every account; service "" too for every lease), after
+// the person forgot or replaced them, so that `fillgate saved` and status
+// list them no more, and says in one line how many ended (when any). A
+// running browser's host keeps its leases in memory, out of reach here:
+// those stop covering by themselves, as each names the stamp of the value
+// it was granted for. A lease that cannot be ended here does not fill
+// either (the CDP path checks the stamp too), so that is only a warning.
+func endLeases(a *app, service, account string) {
+	st, err := cdpState(a)
+	n := 0
+	if err == nil && st != nil {
+		n, err = st.EndLeases(service, account)
+	}
+	what := ""
+	if service != "" {
+		what = " for " + printable(service)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(a.stderr, "fillgate: could not end the leases%s on the CDP path (they fill no more all the same): %v\n", what, err)
+	case n == 1:
+		fmt.Fprintf(a.stdout, "ended 1 lease%s; its agent must ask again\n", what)
+	case n > 1:
+		fmt.Fprintf(a.stdout, "ended %d leases%s; their agents must ask again\n", n, what)
+	}
 }
 
 type forgetCmd struct {
@@ -253,6 +293,7 @@ func (c *forgetCmd) Run(a *app) error {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "removed every secret fillgate remembered (%d listed)\n", n)
+		endLeases(a, "", "")
 		return nil
 	case c.Service == "":
 		return usageError{errors.New("name the service with --service, or use --all")}
@@ -272,5 +313,6 @@ func (c *forgetCmd) Run(a *app) error {
 	for _, it := range removed {
 		fmt.Fprintf(a.stdout, "removed the %s\n", printable(it.String()))
 	}
+	endLeases(a, svc, c.Account)
 	return nil
 }

@@ -32,9 +32,9 @@ seconds while the prompt is open.`
 const toolName = "request_secret"
 
 const toolDescription = `Ask the human to type a password or one-time code into the login field that is focused in their browser. ` +
-	`The human answers in a local fillgate page; the value goes straight into the page and is never returned to you. ` +
+	`The human answers in a fillgate dialog on their desktop, or a local fillgate page; the value goes straight into the page and is never returned to you. ` +
 	`Before calling, focus the password (or code) field on the login page. ` +
-	`By default fillgate then submits the login form and leaves no value in the page; with then=none the value stays in the field, where any tool reading the page can see it. ` +
+	`By default fillgate then submits the login form and leaves no value in the page; with then=none a value the human types stays in the field, where any tool reading the page can see it (a saved value is always submitted). ` +
 	`The call waits for the human: it can take as long as the prompt's budget (90 s by default, up to 15 minutes); progress is reported every few seconds meanwhile. ` +
 	`Result: status ok | cancelled | refused | no_response | failed, with detail; isError is true for every status but ok. ` +
 	`After no_response do not call again for the same service: follow "fallback".`
@@ -164,7 +164,7 @@ func (p *progress) phase(ph fill.Progress) {
 		p.notify(ph.Phase)
 		return
 	}
-	p.notify(waitingMessage(ph.Deadline))
+	p.notify(waitingMessage(ph))
 	ctx, cancel := context.WithCancel(p.ctx)
 	done := make(chan struct{})
 	p.cmu.Lock()
@@ -179,7 +179,7 @@ func (p *progress) phase(ph fill.Progress) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				p.notify(waitingMessage(ph.Deadline))
+				p.notify(waitingMessage(ph))
 			}
 		}
 	}()
@@ -198,10 +198,20 @@ func (p *progress) stop() {
 	}
 }
 
-func waitingMessage(deadline time.Time) string {
-	if deadline.IsZero() {
-		return "waiting for the human to answer the fillgate prompt in the browser"
+// waitingMessage says whom the request waits for, where, and how long.
+func waitingMessage(ph fill.Progress) string {
+	msg := "waiting for the human to answer the fillgate prompt " + whereWords(ph.Where)
+	if ph.Deadline.IsZero() {
+		return msg
 	}
-	left := max(time.Until(deadline).Round(time.Second), 0)
-	return fmt.Sprintf("waiting for the human to answer the fillgate prompt in the browser: %d s left", int(left/time.Second))
+	left := max(time.Until(ph.Deadline).Round(time.Second), 0)
+	return fmt.Sprintf("%s: %d s left", msg, int(left/time.Second))
+}
+
+// whereWords says where the person answers.
+func whereWords(where string) string {
+	if where == fill.WhereDesktop {
+		return "in a dialog on their desktop"
+	}
+	return "in the browser"
 }

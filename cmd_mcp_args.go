@@ -64,7 +64,7 @@ func inputSchema() map[string]any {
 			},
 			"then": map[string]any{
 				"type": "string", "enum": []string{fill.ThenSubmit, fill.ThenNone}, "default": fill.ThenSubmit,
-				"description": "after the insert: submit (default) submits the form and leaves no value in the page; none leaves the value in the field, unsubmitted, where the page and any tool reading it can see it",
+				"description": "after the insert: submit (default) submits the form and leaves no value in the page; none leaves a value the human types in the field, unsubmitted, where the page and any tool reading it can see it (a saved value is always submitted)",
 			},
 			"tab": map[string]any{
 				"type": "string", "pattern": tabPattern,

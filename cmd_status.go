@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/fillgate/fillgate/host/agentsock"
 	"github.com/fillgate/fillgate/host/dirs"
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/install"
+	"github.com/fillgate/fillgate/policy"
 )
 
 type statusCmd struct {
@@ -20,10 +24,13 @@ type statusCmd struct {
 func (statusCmd) Help() string {
 	return `Lists every browser that runs fillgate's extension: the browser, its
 profile, the host's pid, the extension's version, whether fills are paused,
-and for the active tab only, its origin and whether a login field is
-focused. Use the browser name or profile with fillgate fill --browser or
---profile when several browsers show the same login page. Exits 1 when no
-browser is connected.`
+for the active tab only, its origin and whether a login field is focused,
+and where prompts for it open: in the browser, or, while a program can
+drive the browser (remote debugging, an attached debugger, automation), in
+a native dialog on your desktop; under the table it says what drives it.
+Use the browser name or profile with fillgate fill --browser or --profile
+when several browsers show the same login page. Exits 1 when no browser is
+connected.`
 }
 
 func (c *statusCmd) Run(a *app) error {
@@ -58,17 +65,32 @@ func (c *statusCmd) Run(a *app) error {
 	} else if len(hs) == 0 {
 		fmt.Fprintln(a.stdout, "no browser with the fillgate extension is connected; run `fillgate doctor` to see why")
 	} else {
+		local := ""
+		if c.Socket == "" {
+			local = localPrompt(a.env)
+		}
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "BROWSER\tPROFILE\tPID\tEXTENSION\tPAUSED\tACTIVE TAB")
+		fmt.Fprintln(tw, "BROWSER\tPROFILE\tPID\tEXTENSION\tPAUSED\tACTIVE TAB\tPROMPTS")
+		var notes []string
 		for _, h := range hs {
 			ext := "not connected"
 			if h.Extension.Connected {
 				ext = h.Extension.Version
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s\n", printable(dash(h.BrowserName)), printable(dash(h.Profile)),
-				h.PID, printable(ext), h.Extension.Paused, activeWords(h.ActiveTab))
+			mode, where := promptMode(h, local), "-"
+			if h.Extension.Connected {
+				where = promptsWhere(h.Drive, mode)
+				if n := driveNote(h, mode); n != "" {
+					notes = append(notes, n)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%v\t%s\t%s\n", printable(dash(h.BrowserName)), printable(dash(h.Profile)),
+				h.PID, printable(ext), h.Extension.Paused, activeWords(h.ActiveTab), where)
 		}
 		_ = tw.Flush()
+		for _, n := range notes {
+			fmt.Fprintf(a.stdout, "\n%s\n", n)
+		}
 	}
 	if len(hs) == 0 {
 		return exitCode(1)
@@ -90,4 +112,91 @@ func activeWords(t *agentsock.ActiveTab) string {
 		return printable(t.Origin) + ", " + t.Field + " field focused but not usable (" + printable(t.Problem) + ")"
 	}
 	return printable(t.Origin) + ", no login field focused"
+}
+
+// promptMode is the prompt mode that applies to h's browser: the one its
+// host reports, else local (the local policy's, "" when unknown), else
+// auto, the default.
+func promptMode(h agentsock.HostStatus, local string) string {
+	switch {
+	case h.Prompt != "":
+		return h.Prompt
+	case local != "":
+		return local
+	}
+	return policy.PromptAuto
+}
+
+// localPrompt is the local policy's prompt mode, "" when the policy cannot
+// be read (the policy check of `fillgate doctor` says why).
+func localPrompt(env dirs.Env) string {
+	path, err := dirs.PolicyFile(env)
+	if err != nil {
+		return ""
+	}
+	pol, err := policy.Load(path)
+	if err != nil {
+		return ""
+	}
+	return pol.Prompt
+}
+
+// promptsWhere says, for the status table, where prompts for a browser
+// open now: d is what its host says drives it (nil: the host does not
+// say), mode the policy's prompt mode.
+func promptsWhere(d *fill.Drive, mode string) string {
+	driven := d != nil && d.Driven
+	switch {
+	case mode == policy.PromptNative:
+		return "on your desktop"
+	case mode == policy.PromptBrowser && driven:
+		return "in the browser, which a program can drive"
+	case mode == policy.PromptBrowser:
+		return "in the browser"
+	case d == nil:
+		return "(the host does not say)"
+	case driven:
+		return "on your desktop (the browser can be driven)"
+	}
+	return "in the browser"
+}
+
+// driveNote is what `fillgate status` says under the table about a
+// browser a program can drive: what drives it, and what that means for
+// its prompts; "" when nothing drives it.
+func driveNote(h agentsock.HostStatus, mode string) string {
+	if h.Drive == nil || !h.Drive.Driven {
+		return ""
+	}
+	reasons := make([]string, len(h.Drive.Reasons))
+	for i, r := range h.Drive.Reasons {
+		reasons[i] = printable(r)
+	}
+	what := "a program"
+	if len(reasons) > 0 {
+		what = strings.Join(reasons, "; ")
+	}
+	s := fmt.Sprintf("%s (pid %d) can be driven by a program: %s.\n  ", printable(dash(h.BrowserName)), h.PID, what)
+	switch mode {
+	case policy.PromptBrowser:
+		return s + `Prompts for it still open in the browser (prompt = "browser" in your policy), where that program could read or answer them; set prompt = "auto" to have them open on your desktop instead.`
+	case policy.PromptNative:
+		return s + `Prompts for it open as a native dialog on your desktop, outside the browser (prompt = "native").`
+	}
+	return s + "Prompts for it open as a native dialog on your desktop, outside the browser."
+}
+
+// doctorHost is what `fillgate doctor` needs of a running host's status;
+// local is the local policy's prompt mode, for a host that does not say
+// its own.
+func doctorHost(h agentsock.HostStatus, local string) install.HostStatus {
+	out := install.HostStatus{
+		PID: h.PID, Version: h.Version, Browser: h.Browser, Profile: h.Profile, Caller: h.Caller, Socket: h.Socket,
+		Connected: h.Extension.Connected, ExtensionVersion: h.Extension.Version, Paused: h.Extension.Paused,
+		Prompt: promptMode(h, local),
+	}
+	if h.Drive != nil {
+		out.Drive = &install.HostDrive{Driven: h.Drive.Driven, Reasons: h.Drive.Reasons}
+	}
+	return out
 }

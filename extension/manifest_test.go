@@ -81,3 +81,17 @@ func TestManifestFilesEmbedded(t *testing.T) {
 		t.Errorf("background = %+v; want service_worker sw.js and scripts [inpage.js sw.js]", m.Background)
 	}
 }
+
+// TestManifestDebuggerPermission checks that the extension asks for the
+// debugger permission, which chrome.debugger.getTargets() needs to tell
+// the host whether anything is attached to the browser's pages (README,
+// Permissions, says why it is worth its install warning).
+func TestManifestDebuggerPermission(t *testing.T) {
+	m := readManifest(t)
+	for _, p := range m.Permissions {
+		if p == "debugger" {
+			return
+		}
+	}
+	t.Errorf("permissions = %v; want debugger among them", m.Permissions)
+}

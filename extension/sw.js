@@ -91,7 +91,7 @@ function notice(msg) {
   }
 }
 
-const handlers = { inspect, peek, insert, notify, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }) };
+const handlers = { inspect, peek, insert, notify, drivable, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }) };
 
 // answer returns the reply (without id) to one host request.
 async function answer(msg) {
@@ -193,6 +193,7 @@ async function inspect(msg) {
   const field = { kind, split, problem: frameProblem(chain) || problem };
   if (msg.frame != null && msg.frame !== end.frameId) Object.assign(field, { kind: "none", split: 0, problem: "" });
   const reply = { type: "inspected", tab: tab.id, frame: end.frameId, token, origins: origins(chain), field, paused };
+  if (await watched(tab.id)) reply.watched = true;
   if (end.result.form) reply.form = end.result.form;
   if (typeof end.result.account === "string" && end.result.account && field.kind !== "none") reply.account = end.result.account;
   return reply;
@@ -209,6 +210,43 @@ async function peek() {
   const { kind, split, problem } = chain.at(-1).result.field;
   return { type: "peeked", origin: origins(chain)[0], field: { kind, split, problem: frameProblem(chain) || problem } };
 }
+
+// drivable says what the extension sees of programs that drive the
+// browser: how many targets have a DevTools client attached (DevTools,
+// another extension, a DevTools Protocol client), navigator.webdriver,
+// and how many other extensions could drive it or script the loopback
+// prompt's page at any moment (others; -1: it cannot tell). It only lists
+// targets with chrome.debugger.getTargets(), never attaches to one, and
+// names neither a page nor an extension. Firefox has no such API:
+// debugger_api is false.
+async function drivable() {
+  const debuggerApi = typeof api.debugger?.getTargets === "function";
+  const [targets, others] = await Promise.all([debuggerApi ? api.debugger.getTargets() : [], otherDrivers()]);
+  return { type: "drivable", attached: targets.filter((t) => t.attached).length, webdriver: navigator.webdriver === true, debugger_api: debuggerApi, others };
+}
+
+// watched reports whether a DevTools client is attached to the tab: it can
+// read what goes into the page's field, which the prompt tells the person.
+async function watched(tabId) {
+  if (typeof api.debugger?.getTargets !== "function") return false;
+  const targets = await api.debugger.getTargets().catch(() => []);
+  return targets.some((t) => t.tabId === tabId && t.attached);
+}
+
+// otherDrivers counts the other enabled extensions that hold the
+// permission to drive the browser, or host access to http://127.0.0.1 (where the loopback
+// prompt opens): either can read, type into or click the prompt's page
+// whenever it likes, attaching and detaching between any two checks.
+async function otherDrivers() {
+  if (typeof api.management?.getAll !== "function") return -1;
+  const all = await api.management.getAll().catch(() => null);
+  if (!Array.isArray(all)) return -1;
+  return all.filter((e) => e.enabled && e.id !== api.runtime.id && e.type !== "theme" &&
+    ((e.permissions ?? []).includes("debugger") || (e.hostPermissions ?? []).some(reachesLoopback))).length;
+}
+
+// reachesLoopback reports whether a match pattern covers http://127.0.0.1.
+const reachesLoopback = (p) => p === "<all_urls>" || /^(\*|http):\/\/(\*|127\.0\.0\.1)(:[0-9*]+)?\//.test(p);
 
 // inserted is the reply to an insert that ran: what the in-page function
 // said (never the value).

@@ -19,11 +19,13 @@ import (
 	"github.com/fillgate/fillgate/host/audit"
 	"github.com/fillgate/fillgate/host/bridge"
 	"github.com/fillgate/fillgate/host/dirs"
+	"github.com/fillgate/fillgate/host/drivable"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/host/harden"
 	"github.com/fillgate/fillgate/host/keychain"
 	"github.com/fillgate/fillgate/host/logfile"
 	"github.com/fillgate/fillgate/host/nativemsg"
+	"github.com/fillgate/fillgate/host/nativeprompt"
 	"github.com/fillgate/fillgate/host/planner"
 	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/manifest"
@@ -83,8 +85,18 @@ func Run(ctx context.Context, cfg Config) error {
 	state := fill.NewMemState()
 	port := nativemsg.NewPort(cfg.Stdin, cfg.Stdout, func(m json.RawMessage) { br.HandleNotice(m) },
 		nativemsg.WithLogger(log))
+	// What drives the browser, as the host sees it (its command line and
+	// port files), merged in the bridge with what the extension sees.
+	name, profile := browserID(cfg.Caller.Family)
+	probe := drivable.New(drivable.Config{
+		PID:    drivable.BrowserPID(os.Getppid()),
+		Family: cfg.Caller.Family,
+		Name:   name,
+		Env:    env,
+	})
 	br = bridge.New(port, bridge.WithVersion(manifest.Version), bridge.WithLogger(log),
-		bridge.WithLeases(state.LiveLeases, state.EndLease))
+		bridge.WithLeases(state.LiveLeases, state.EndLease),
+		bridge.WithFamily(cfg.Caller.Family), bridge.WithDriveProbe(probe.Check))
 
 	l, err := agentsock.Listen(runDir)
 	if err != nil {
@@ -93,7 +105,6 @@ func Run(ctx context.Context, cfg Config) error {
 	defer l.Close()
 	log.Info("host started", "caller", cfg.Caller.ID, "socket", l.Path(), "agent_socket", l.OwnsAgentSocket())
 
-	name, profile := browserID(cfg.Caller.Family)
 	h := &handler{
 		caller:     cfg.Caller,
 		browser:    name,
@@ -101,6 +112,7 @@ func Run(ctx context.Context, cfg Config) error {
 		bridge:     br,
 		state:      state,
 		keyring:    keychain.OS(),
+		env:        env,
 		environ:    cfg.Environ,
 		audit:      audit.Open(stateDir),
 		log:        log,
@@ -137,6 +149,7 @@ type handler struct {
 	bridge     *bridge.Bridge
 	state      *fill.MemState // the State and the leases, in memory
 	keyring    *keychain.Keyring
+	env        dirs.Env // the browser's environment: the native dialog's display
 	environ    []string
 	audit      fill.Auditor
 	log        *slog.Logger
@@ -159,17 +172,19 @@ func (h *handler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, 
 		environ = os.Environ()
 	}
 	e := &fill.Engine{
-		Browser:   h.bridge,
-		Prompter:  prompt.Config{Logger: h.log}.Start,
-		Policy:    pol,
-		State:     h.state,
-		Limits:    pol.Limits(),
-		Planner:   &planner.Planner{Policy: pol, Keyring: h.keyring, Environ: environ},
-		Leases:    h.state,
-		Notifier:  h.bridge,
-		Audit:     h.audit,
-		Log:       h.log,
-		OnOutcome: h.bridge.Outcome,
+		Browser:    h.bridge,
+		Prompter:   prompt.Config{Logger: h.log}.Start,
+		Native:     nativeprompt.New(nativeprompt.Config{Program: pol.Pinentry, Env: h.env, Logger: h.log}),
+		PromptMode: pol.Prompt,
+		Policy:     pol,
+		State:      h.state,
+		Limits:     pol.Limits(),
+		Planner:    &planner.Planner{Policy: pol, Keyring: h.keyring, Environ: environ},
+		Leases:     h.state,
+		Notifier:   h.bridge,
+		Audit:      h.audit,
+		Log:        h.log,
+		OnOutcome:  h.bridge.Outcome,
 	}
 	before := leaseIDs(h.state.LiveLeases(time.Now()))
 	res := e.Fill(ctx, req, agent, progress)
@@ -188,9 +203,20 @@ func leaseIDs(ls []fill.Lease) []string {
 	return ids
 }
 
+// statusDriveBudget bounds how long a status waits for the extension to
+// say what drives the browser.
+const statusDriveBudget = time.Second
+
 // Status describes this host for `fillgate doctor` and clients.
 func (h *handler) Status() agentsock.HostStatus {
 	es := h.bridge.Status()
+	ctx, cancel := context.WithTimeout(context.Background(), statusDriveBudget)
+	defer cancel()
+	drive := h.bridge.DriveStatus(ctx)
+	prompt := ""
+	if pol, err := policy.Load(h.policyPath); err == nil {
+		prompt = pol.Prompt
+	}
 	return agentsock.HostStatus{
 		Version:     manifest.Version,
 		PID:         os.Getpid(),
@@ -203,6 +229,8 @@ func (h *handler) Status() agentsock.HostStatus {
 		},
 		Socket: h.socket,
 		Leases: h.state.LiveLeases(time.Now()),
+		Drive:  &drive,
+		Prompt: prompt,
 	}
 }
 

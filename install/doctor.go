@@ -45,6 +45,19 @@ type HostStatus struct {
 	Connected        bool   `json:"connected"`
 	ExtensionVersion string `json:"extension_version,omitempty"`
 	Paused           bool   `json:"paused"`
+	// Drive says whether a program can drive the browser, and why; nil
+	// when the host does not say.
+	Drive *HostDrive `json:"drive,omitempty"`
+	// Prompt is the policy's prompt mode for it: auto (also for ""),
+	// native or browser.
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// HostDrive is what a host says about programs that can drive its
+// browser: remote debugging, an attached debugger, automation.
+type HostDrive struct {
+	Driven  bool     `json:"driven"`
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // Doctor checks, one line each, what fillgate needs to work and says for
@@ -279,6 +292,9 @@ func (s *sys) doctorHosts(ctx context.Context, d *DoctorReport, probes Probes, g
 				Fix: "restart the browser so it starts this binary"})
 		default:
 			d.add(Check{Name: name, Level: OK, Detail: fmt.Sprintf("%s, extension %s connected", where, h.ExtensionVersion)})
+		}
+		if c, ok := doctorDrive(h, where); ok {
+			d.add(c)
 		}
 	}
 }

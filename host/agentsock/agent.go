@@ -12,8 +12,12 @@ import (
 
 // findAgent names the process that asked: the nearest of the peer and its
 // ancestors that is not fillgate (a `fillgate fill` or `fillgate mcp`
-// client stands between the agent and the socket). When the walk fails the
-// peer itself is the agent.
+// client stands between the agent and the socket), with its start time,
+// so that leases belong to that one process (fill.Agent.ProcessKey). When
+// the walk fails the peer itself is the agent. A request forwarded over
+// ssh has the local ssh or sshd process as its agent: each connection's
+// own, so two ssh sessions are two agents (sessions multiplexed over one
+// ControlMaster connection share its process, and are one).
 func findAgent(peerPID int, self string) fill.Agent {
 	a := fill.Agent{PID: peerPID, PeerPID: peerPID}
 	p, err := procinfo.Nearest(peerPID, func(p procinfo.Process) bool { return isFillgate(p, self) })
@@ -21,7 +25,7 @@ func findAgent(peerPID int, self string) fill.Agent {
 		p, err = procinfo.Get(peerPID)
 	}
 	if err == nil {
-		a.Name, a.PID, a.Exe = p.Name, p.PID, p.Exe
+		a.Name, a.PID, a.Exe, a.Start = p.Name, p.PID, p.Exe, p.Start
 		a.Remote = tunnel(p)
 	}
 	return a

@@ -189,7 +189,7 @@ func roundTrip(ctx context.Context, c *net.UnixConn, req Request, want string, o
 		case m.Type == TypeError:
 			return Message{}, &HostError{Code: m.Error, Detail: m.Detail}
 		case m.Type == TypeProgress && onProgress != nil:
-			onProgress(fill.Progress{Phase: m.Phase, Deadline: m.Deadline})
+			onProgress(fill.Progress{Phase: m.Phase, Deadline: m.Deadline, Where: m.Where})
 		case m.Type == want && want == TypeResult && m.Result != nil,
 			m.Type == want && (want == TypeStatus || want == TypePeek) && m.Status != nil:
 			return m, nil

@@ -219,7 +219,7 @@ func forward(ctx context.Context, path string, req Request, agent fill.Agent, w 
 		}
 		switch {
 		case m.Type == TypeProgress:
-			w.progress(fill.Progress{Phase: m.Phase, Deadline: m.Deadline})
+			w.progress(fill.Progress{Phase: m.Phase, Deadline: m.Deadline, Where: m.Where})
 		case m.Type == TypeResult && m.Result != nil:
 			w.last(m)
 			return

@@ -261,7 +261,7 @@ type replier struct {
 }
 
 func (w *replier) progress(p fill.Progress) {
-	w.send(Message{Type: TypeProgress, Phase: p.Phase, Deadline: p.Deadline}, false)
+	w.send(Message{Type: TypeProgress, Phase: p.Phase, Deadline: p.Deadline, Where: p.Where}, false)
 }
 
 func (w *replier) last(m Message) { w.send(m, true) }

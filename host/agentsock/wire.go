@@ -96,6 +96,9 @@ type Message struct {
 	// Phase and Deadline: TypeProgress.
 	Phase    string    `json:"phase,omitempty"`
 	Deadline time.Time `json:"deadline,omitzero"`
+	// Where (TypeProgress, while waiting for the person) is where they
+	// answer: "browser" or "desktop".
+	Where string `json:"where,omitempty"`
 	// Result: TypeResult.
 	Result *fill.Result `json:"result,omitempty"`
 	// Status and Hosts: TypeStatus. Hosts lists every host (the one
@@ -137,6 +140,14 @@ type HostStatus struct {
 	// answering host's own status, and only when the request asked for
 	// debug.
 	Goroutines int `json:"goroutines,omitempty"`
+	// Drive says whether anything but the person can drive the browser
+	// (remote debugging, an attached debugger, automation) and why; nil
+	// when the host does not say (an older host).
+	Drive *fill.Drive `json:"drive,omitempty"`
+	// Prompt is the policy's prompt mode the host applies: auto (a native
+	// dialog while the browser can be driven), native or browser; "" when
+	// the host does not say.
+	Prompt string `json:"prompt,omitempty"`
 }
 
 // ActiveTab is what the active tab of a browser's last focused window has

@@ -47,6 +47,7 @@ type config struct {
 	now      func() time.Time
 	leases   func(time.Time) []fill.Lease
 	endLease func(id string) bool
+	drive    driveConfig // drivable.go
 }
 
 // Option configures a Bridge.
@@ -94,6 +95,7 @@ type Bridge struct {
 	windows map[int64]*window // open prompt windows by id
 	early   []int64           // prompt_closed for windows not yet registered
 	peeking *peekFlight       // the peek on its way to the extension, or nil
+	driving *driveFlight      // DriveStatus's last question to the extension, or nil
 }
 
 var _ fill.Browser = (*Bridge)(nil)

@@ -31,9 +31,15 @@ type ChromiumOptions struct {
 	Env         []string // the browser's whole environment; the native host inherits it
 	Args        []string // extra command-line flags
 	Headless    bool
+	// Undriven starts the browser with no remote debugging at all, as a
+	// person starts theirs: no port, no DevToolsActivePort, and so no CDP
+	// endpoint (WebSocketURL and Port stay empty). StartChromium then
+	// returns once the process runs.
+	Undriven bool
 }
 
-// Chromium is a running Chromium with a debugging port on 127.0.0.1.
+// Chromium is a running Chromium with a debugging port on 127.0.0.1 (none
+// when started Undriven).
 type Chromium struct {
 	*Proc
 	UserDataDir string
@@ -56,15 +62,16 @@ func StartChromium(ctx context.Context, o ChromiumOptions) (*Chromium, error) {
 		}
 		o.Binary = bin
 	}
-	args := []string{
-		"--user-data-dir=" + o.UserDataDir,
-		"--remote-debugging-port=0",
-		"--remote-debugging-address=127.0.0.1",
+	args := []string{"--user-data-dir=" + o.UserDataDir}
+	if !o.Undriven {
+		args = append(args, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1")
+	}
+	args = append(args,
 		"--no-first-run", "--no-default-browser-check",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-features=DisableLoadExtensionCommandLineSwitch",
 		"--password-store=basic",
-	}
+	)
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox") // Chromium refuses to run as root with its sandbox
 	}
@@ -92,6 +99,9 @@ func StartChromium(ctx context.Context, o ChromiumOptions) (*Chromium, error) {
 		return nil, fmt.Errorf("start %s: %w", o.Binary, err)
 	}
 	c.Proc = p
+	if o.Undriven {
+		return c, nil
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

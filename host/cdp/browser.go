@@ -138,6 +138,13 @@ func Connect(ctx context.Context, ep Endpoint, o Options) (*Browser, error) {
 // Via implements fill.Browser.
 func (b *Browser) Via() string { return fill.ViaCDP }
 
+// Drivable implements fill.Browser: a browser reached over CDP is driven
+// by a program by definition (fillgate's own session, and whatever else
+// holds its endpoint).
+func (b *Browser) Drivable(context.Context) (fill.Drive, error) {
+	return fill.Drive{Driven: true, Reasons: []string{"fillgate reaches it over the DevTools Protocol, as any program holding its endpoint can"}}, nil
+}
+
 // Endpoint is the endpoint this Browser is connected to.
 func (b *Browser) Endpoint() Endpoint { return b.ep }
 

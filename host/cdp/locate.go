@@ -147,6 +147,9 @@ func (b *Browser) Inspect(ctx context.Context, req fill.Request) (fill.Inspectio
 		Field:   field,
 		Form:    loc.focused().probe.Form,
 		Account: loc.focused().probe.Account,
+		// fillgate's own session is attached, and so may be whatever
+		// else holds the endpoint.
+		Watched: true,
 	}, nil
 }
 

@@ -2,8 +2,11 @@
 // Chromium with a throw-away profile and the extension, installs the host
 // manifest into that profile with the real installer, serves a local login
 // page, and asks for the password the way an agent would. With a display the
-// human answers the prompt; without one (or with Auto) the demo answers it
-// itself with a made-up sample password.
+// human answers whichever prompt the policy picks: the demo drives its
+// browser over a debugging port, so by default fillgate asks in a native
+// dialog on the desktop (the loopback page when none can be shown). Without
+// a display (or with Auto) the demo answers the page prompt itself with a
+// made-up sample password.
 package demo
 
 import (
@@ -26,7 +29,9 @@ import (
 
 	"github.com/fillgate/fillgate/host/agentsock"
 	"github.com/fillgate/fillgate/host/browserproc"
+	"github.com/fillgate/fillgate/host/dirs"
 	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/host/nativeprompt"
 	"github.com/fillgate/fillgate/host/trigger"
 	"github.com/fillgate/fillgate/install"
 )
@@ -137,11 +142,26 @@ func Run(ctx context.Context, o Options) (fill.Result, error) {
 	}
 
 	say("4. The agent asks:  fillgate fill --service 127.0.0.1 --json")
-	if o.Auto {
-		say("   (no human here: the demo answers the prompt itself with a made-up sample password)")
+	switch native := nativeprompt.New(nativeprompt.Config{Env: lookup}).Available(); {
+	case o.Auto:
+		// The page prompt, which the demo can answer: its browser has a
+		// debugging port, so by default fillgate would ask outside it.
+		if err := writePolicy(lookup, `prompt = "browser"`); err != nil {
+			return fill.Result{}, err
+		}
+		say("   (no human here: the demo answers the prompt page itself with a made-up sample password)")
 		go playHuman(ctx, browserCtx, url)
-	} else {
-		say("   → a fillgate window opened: type a made-up password there (the demo browser has a debugging port) and press Enter, or Esc to cancel")
+	case native == nil:
+		say("   → a fillgate dialog opened on your desktop, outside the browser: the demo drives its browser over a")
+		say("     debugging port, and a program that can drive the browser could read or answer a prompt inside it.")
+		say("     Type a made-up password there and press Enter, or Esc to cancel")
+	default:
+		if err := writePolicy(lookup, `prompt = "browser"`); err != nil {
+			return fill.Result{}, err
+		}
+		say("   (no native dialog can be shown here: %v;", native)
+		say("    so the demo's policy says prompt = \"browser\")")
+		say("   → a fillgate window opened in the browser: type a made-up password there and press Enter, or Esc to cancel")
 	}
 	res := trigger.Fill(ctx, fill.Request{Service: "127.0.0.1", Field: fill.FieldPassword, Timeout: o.Timeout},
 		trigger.Options{Via: trigger.ViaExtension, Client: "fillgate demo", Env: lookup})
@@ -170,7 +190,9 @@ func demoEnv(root string) ([]string, func(string) string) {
 		"XDG_STATE_HOME":  filepath.Join(root, "state"),
 		"XDG_RUNTIME_DIR": filepath.Join(root, "run"),
 	}
-	for _, k := range []string{"DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "LANG"} {
+	// The person's display, and their session bus (pinentry-gnome3 asks
+	// through it), for the browser and for the native dialog.
+	for _, k := range []string{"DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "LANG"} {
 		if v := os.Getenv(k); v != "" {
 			vars[k] = v
 		}
@@ -183,6 +205,18 @@ func demoEnv(root string) ([]string, func(string) string) {
 		env = append(env, k+"="+v)
 	}
 	return env, func(k string) string { return vars[k] }
+}
+
+// writePolicy writes the throw-away profile's policy file.
+func writePolicy(env func(string) string, text string) error {
+	p, err := dirs.PolicyFile(env)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(text+"\n"), 0o600)
 }
 
 // HasDisplay reports whether a browser window can be shown.

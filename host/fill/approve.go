@@ -36,6 +36,9 @@ type obtained struct {
 	account  string // the saved value's account; for a typed value, the one to remember it under
 	remember bool   // remember the typed value after the insert
 	how      string // HowTyped, HowApproved, HowLease or HowNone
+	// warned: the person answered a prompt that told them a program can
+	// read the login page (PromptInfo.Watched).
+	warned bool
 }
 
 func (g *obtained) zero() {
@@ -52,46 +55,56 @@ func (e *Engine) planFor(ctx context.Context, q PlanQuery) (Plan, error) {
 	return e.Planner.Plan(ctx, q)
 }
 
+// obtainOpts is what obtain needs besides the plan.
+type obtainOpts struct {
+	budget time.Duration // the person's time
+	stays  bool          // then none: a typed value stays in the field
+}
+
 // obtain decides where the value comes from: a fill the policy lets run
 // with a notice and no prompt, or the person's answer in the prompt. On a
 // status it returns no value, as ask does.
-func (e *Engine) obtain(ctx context.Context, q PlanQuery, plan Plan, budget time.Duration, progress func(Progress), rn *run) (obtained, Status, string, bool) {
+func (e *Engine) obtain(ctx context.Context, q PlanQuery, plan Plan, o obtainOpts, progress func(Progress), rn *run) (obtained, Status, string) {
 	if how, account, ok := e.unprompted(q, plan); ok {
 		got, noticeErr, fetchErr := e.unasked(ctx, q, plan, how, account)
 		rn.sw.lap("notified_and_fetched")
 		switch {
 		case noticeErr == nil && fetchErr == nil:
-			return got, "", "", false
+			return got, "", ""
 		case noticeErr == nil:
-			return obtained{}, e.classify(ctx, StatusFailed), e.fetchDetail(ctx, plan, fetchErr), false
+			return obtained{}, e.classify(ctx, StatusFailed), e.fetchDetail(ctx, plan, fetchErr)
 		case ctx.Err() != nil:
-			return obtained{}, e.classify(ctx, StatusCancelled), e.cause(ctx, ctx.Err()).Error(), false
+			return obtained{}, e.classify(ctx, StatusCancelled), e.cause(ctx, ctx.Err()).Error()
 		}
 		e.log().Warn("no notice could be shown for a fill with no prompt; asking in the prompt instead", "err", noticeErr)
 	} else if plan.Approval == ApprovalNone && !plan.Saved {
 		return obtained{}, StatusFailed, fmt.Sprintf("the policy fills %s with no prompt (approval = none), but no saved value is there to fill: %s; nothing was typed",
-			q.Service, plan.Unsaved), false
+			q.Service, plan.Unsaved)
 	}
 	info := PromptInfo{
 		Agent: q.Agent, Service: q.Service, Origin: q.In.Origin(), Field: q.Field,
-		Via: q.Via, Budget: budget, Account: q.In.Account, Remember: plan.Remember,
+		Via: q.Via, Budget: o.budget, Account: q.In.Account, Remember: plan.Remember, Stays: o.stays,
+		Watched: q.In.Watched,
 	}
 	if plan.Saved && plan.Source != nil {
-		info.From, info.Accounts, info.Ask = plan.Source.Describe(), plan.Accounts, plan.Ask
+		info.From, info.Entry = "from "+cmp.Or(plan.Store, "a saved source"), plan.Source.Describe()
+		info.Accounts, info.Ask = plan.Accounts, plan.Ask
 	}
-	a, status, detail, unseen := e.ask(ctx, info, progress, rn)
+	a, status, detail := e.ask(ctx, &info, progress, rn)
 	if status != "" {
-		return obtained{}, status, detail, unseen
+		return obtained{}, status, detail
 	}
-	return fromAnswer(q, plan, info, a)
+	got, status, detail := fromAnswer(q, plan, info, a)
+	got.warned = info.Watched
+	return got, status, detail
 }
 
 // fromAnswer reads the person's answer: an approval of the saved value
 // (for the account they picked), or a typed value.
-func fromAnswer(q PlanQuery, plan Plan, info PromptInfo, a Answer) (obtained, Status, string, bool) {
-	bad := func(what string) (obtained, Status, string, bool) {
+func fromAnswer(q PlanQuery, plan Plan, info PromptInfo, a Answer) (obtained, Status, string) {
+	bad := func(what string) (obtained, Status, string) {
 		a.Zero()
-		return obtained{}, StatusFailed, "the prompt's answer " + what + "; nothing was typed", false
+		return obtained{}, StatusFailed, "the prompt's answer " + what + "; nothing was typed"
 	}
 	picked := ""
 	if len(info.Accounts) > 0 && a.Account != "" {
@@ -109,7 +122,7 @@ func fromAnswer(q PlanQuery, plan Plan, info PromptInfo, a Answer) (obtained, St
 		if picked != "" {
 			account = picked
 		}
-		return obtained{value: a.Value, account: account, remember: a.Remember && plan.Remember, how: HowTyped}, "", "", false
+		return obtained{value: a.Value, account: account, remember: a.Remember && plan.Remember, how: HowTyped}, "", ""
 	}
 	switch {
 	case info.From == "":
@@ -124,7 +137,7 @@ func fromAnswer(q PlanQuery, plan Plan, info PromptInfo, a Answer) (obtained, St
 	if picked != "" {
 		account = picked
 	}
-	return obtained{source: true, account: account, asked: a.Asked, how: HowApproved}, "", "", false
+	return obtained{source: true, account: account, asked: a.Asked, how: HowApproved}, "", ""
 }
 
 // unprompted reports whether the fill may run with a notice and no
@@ -143,12 +156,19 @@ func (e *Engine) unprompted(q PlanQuery, plan Plan) (how, account string, ok boo
 		}
 		return HowNone, plan.Account, true
 	case ApprovalLease:
-		if e.Leases == nil {
+		key := q.Agent.ProcessKey()
+		if e.Leases == nil || key == "" {
 			return "", "", false
 		}
-		l, found := e.Leases.Leased(q.Agent.Key(), q.Service, q.Field, q.In.Account, q.In.Origin(), e.now())
+		l, found := e.Leases.Leased(key, q.Service, q.Field, q.In.Account, q.In.Origin(), e.now())
 		switch {
 		case !found:
+		case l.Stamp != plan.Stamp(l.Item):
+			// The value the person approved was forgotten or replaced
+			// since: the lease no longer covers.
+		case q.In.Watched && !l.Watched:
+			// A program is attached to the tab now, and was not (or the
+			// person was not told) when they approved: they decide again.
 		case len(plan.Accounts) > 0 && slices.Contains(plan.Accounts, l.Item):
 			return HowLease, l.Item, true
 		case len(plan.Accounts) == 0 && l.Item == plan.Account:
@@ -187,10 +207,13 @@ func (e *Engine) notice(q PlanQuery, plan Plan, how string) Notice {
 	if how == HowLease {
 		why = "under the lease you approved"
 	}
+	if q.In.Watched {
+		why += ". A program attached to the tab over the DevTools Protocol can read it as it goes in"
+	}
 	return Notice{
 		Title: "fillgate is filling the " + fieldNoun(q.Field) + " for " + printable(q.Service, 100),
-		Message: fmt.Sprintf("Asked by %s, into %s, %s; %s.", printable(q.Agent.String(), 120),
-			printable(q.In.Origin(), 120), printable(plan.Source.Describe(), 120), why),
+		Message: fmt.Sprintf("Asked by %s, into %s, from %s; %s.", printable(q.Agent.String(), 120),
+			printable(q.In.Origin(), 120), printable(cmp.Or(plan.Store, "a saved source"), 120), why),
 	}
 }
 
@@ -264,9 +287,11 @@ func (g *obtained) says(plan Plan) string {
 func (e *Engine) keep(ctx context.Context, q PlanQuery, plan Plan, got *obtained) string {
 	note := ""
 	remembered := false
+	stamp := plan.Stamp(got.account)
 	if got.how == HowTyped && got.remember && e.Planner != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.Limits.InsertBudget)
-		err := e.Planner.Remember(rctx, q.Service, q.Field, got.account, got.value)
+		var err error
+		stamp, err = e.Planner.Remember(rctx, q.Service, q.Field, got.account, got.value)
 		cancel()
 		got.zero()
 		if err != nil {
@@ -277,20 +302,24 @@ func (e *Engine) keep(ctx context.Context, q PlanQuery, plan Plan, got *obtained
 			note += "; it was remembered in the OS keyring, as the person asked"
 		}
 	}
+	key := q.Agent.ProcessKey()
 	if plan.Approval != ApprovalLease || e.Leases == nil || plan.Ask != "" || plan.Lease <= 0 ||
 		(got.how != HowApproved && !remembered) {
 		return note
 	}
+	if key == "" {
+		return note + "; no lease was started: fillgate could not tell which process asked"
+	}
 	l := Lease{
-		ID: NewLeaseID(), AgentKey: q.Agent.Key(), Agent: q.Agent.String(), Service: q.Service, Field: q.Field,
-		Account: q.In.Account, Item: got.account, Origin: q.In.Origin(), Via: q.Via,
+		ID: NewLeaseID(), AgentKey: key, Agent: q.Agent.String(), Service: q.Service, Field: q.Field,
+		Account: q.In.Account, Item: got.account, Stamp: stamp, Origin: q.In.Origin(), Via: q.Via, Watched: got.warned,
 		Until: e.now().Add(min(plan.Lease, MaxLease)),
 	}
 	if err := e.Leases.Grant(l); err != nil {
 		e.log().Error("grant a lease", "service", q.Service, "err", err)
 		return note
 	}
-	return note + fmt.Sprintf("; the same agent may fill it on this page again without a prompt until %s (a lease)", l.Until.Format(time.TimeOnly))
+	return note + fmt.Sprintf("; the same agent process may fill it on this page again without a prompt until %s (a lease)", l.Until.Format(time.TimeOnly))
 }
 
 func fieldNoun(kind string) string {

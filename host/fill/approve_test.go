@@ -77,12 +77,15 @@ func (p *fakePlanner) Plan(_ context.Context, q PlanQuery) (Plan, error) {
 	p.queries = append(p.queries, q)
 	return p.plan, p.err
 }
-func (p *fakePlanner) Remember(_ context.Context, service, field, account string, value []byte) error {
+func (p *fakePlanner) Remember(_ context.Context, service, field, account string, value []byte) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.remembered = bytes.Clone(value)
 	p.rememberFor = service + " " + field + " " + account
-	return p.rememberErr
+	if p.rememberErr != nil {
+		return "", p.rememberErr
+	}
+	return "stamp-remembered", nil
 }
 
 // fakeNotifier records notices, or fails.
@@ -177,7 +180,7 @@ func TestApproveSaved(t *testing.T) {
 	if strings.Contains(res.Detail, "alice") || strings.Contains(res.Detail, "work/github") {
 		t.Errorf("the result names the account or the entry: %s", res.Detail)
 	}
-	if r.prompt.From != "from the test store: work/github" || r.prompt.Account != "alice@example.com" {
+	if r.prompt.From != "from the test store" || r.prompt.Entry != "from the test store: work/github" || r.prompt.Account != "alice@example.com" {
 		t.Errorf("prompt info %+v", r.prompt)
 	}
 	if len(r.src.fetches) != 1 || r.src.fetches[0].Account != "alice@example.com" {

@@ -71,9 +71,14 @@ func DefaultLimits() Limits {
 type Engine struct {
 	Browser  Browser
 	Prompter Prompter
-	Policy   Policy
-	State    State
-	Limits   Limits
+	// Native shows the native dialog; nil: none can be shown here.
+	Native Native
+	// PromptMode is where the person answers: PromptAuto (also ""),
+	// PromptNative or PromptBrowser; the person's policy sets it.
+	PromptMode string
+	Policy     Policy
+	State      State
+	Limits     Limits
 	// Planner says where the value comes from; nil: the person types it
 	// every time.
 	Planner Planner
@@ -203,18 +208,23 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	if req.Timeout > 0 && req.Timeout < budget {
 		budget = req.Timeout
 	}
-	got, status, detail, unseen := e.obtain(ctx, q, plan, budget, progress, rn)
+	got, status, detail := e.obtain(ctx, q, plan, obtainOpts{budget: budget, stays: then == ThenNone}, progress, rn)
 	defer got.zero()
 	if status != "" {
-		if status == StatusNoResponse || unseen {
+		if status == StatusNoResponse {
+			// Whether the prompt was seen or not: the agent switches to
+			// another way of asking, it does not raise a second prompt.
 			r.Fallback = e.Limits.FallbackHint
-		}
-		if unseen {
 			if err := e.State.NoteNoResponse(agent.Key(), req.Service, e.now().Add(e.Limits.Cooldown)); err != nil {
 				e.log().Error("record cool-down", "err", err)
 			}
 		}
 		return r.with(status, detail), ""
+	}
+	// A value the person did not type never stays in the page.
+	keptThen := ""
+	if got.source && then == ThenNone {
+		then, keptThen = ThenSubmit, "; it was submitted although the agent asked to leave it in the field (then none): fillgate leaves only a value the person typed"
 	}
 
 	// Re-check, insert and, unless then is none, submit and leave nothing.
@@ -243,7 +253,7 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	}
 	r.Submitted, r.Navigated = &v.Submitted, &v.Navigated
 	status, detail = afterInsert(v, fieldWord(field), then)
-	detail += got.says(plan)
+	detail += got.says(plan) + keptThen
 	if status == StatusOK {
 		detail += e.keep(ctx, q, plan, &got)
 	}
@@ -297,117 +307,12 @@ func stopped(reason, by string) string {
 		return "the page changed where its form sends the value after the insert, so fillgate did not submit it"
 	case "not_matched":
 		return "the field did not keep the whole value (a length limit or a page script changed it), so fillgate did not submit it"
+	case "method_get":
+		return "the form would have put the value in its URL (it names no method, so the browser submits it with GET), so fillgate stopped the submit"
+	case "method_dialog":
+		return "the form's submit only closes a dialog (method=dialog) and sends nothing, so nothing was submitted"
 	}
 	return "the form was not submitted (" + reason + ")"
-}
-
-// ask runs the prompt and waits for the human. It returns the answer, or a
-// status and detail when there is none. unseen reports a prompt that
-// counts against the agent: no browser ever loaded it, and it stood open
-// past its budget (no_response) or until the agent abandoned it after half
-// of it, so an agent cannot dodge the cool-down by hanging up just before
-// the deadline. A prompt the person opened never counts.
-//
-// On an answer, the prompt's window closes, and then the prompt, in
-// rn.closing while the caller goes on to insert; on anything else both are
-// closed before ask returns.
-func (e *Engine) ask(ctx context.Context, info PromptInfo, progress func(Progress), rn *run) (_ Answer, _ Status, detail string, unseen bool) {
-	sw := rn.sw
-	// Context deadlines run on the real clock, whatever e.Now says.
-	pctx, cancel := context.WithTimeout(ctx, info.Budget)
-	deadline, _ := pctx.Deadline()
-	// The window closes first, then the prompt (which ends with pctx too):
-	// it holds the port the page came from for as long as the page may be
-	// on screen. Once answered, that goes on in rn.closing.
-	var (
-		p        Prompt
-		win      PromptWindow
-		answered bool
-	)
-	defer func() {
-		end := func() {
-			if win != nil {
-				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-				if err := win.Close(cctx); err != nil {
-					e.log().Warn("close prompt window", "err", err)
-				}
-				cancel()
-				sw.lap("prompt_closed")
-			}
-			if p != nil {
-				p.Close()
-			}
-			cancel()
-		}
-		if answered {
-			rn.closing.Go(end)
-		} else {
-			end()
-		}
-	}()
-
-	var err error
-	if p, err = e.Prompter(pctx, info); err != nil {
-		p = nil
-		return Answer{}, StatusFailed, fmt.Sprintf("cannot start the prompt: %v", err), false
-	}
-	sw.lap("prompt_started")
-	if win, err = e.Browser.OpenPrompt(pctx, p.URL()); err != nil {
-		win = nil
-		return Answer{}, e.classify(ctx, StatusFailed), fmt.Sprintf("cannot open the prompt: %v", e.cause(ctx, err)), false
-	}
-	sw.lap("prompt_opened")
-	progress(Progress{Phase: PhaseWaiting, Deadline: deadline})
-	shown := time.Now()
-
-	type reply struct {
-		a   Answer
-		err error
-	}
-	wctx, stop := context.WithCancel(pctx)
-	defer stop()
-	replies := make(chan reply, 1)
-	go func() {
-		a, err := p.Wait(wctx)
-		replies <- reply{a, err}
-	}()
-	// discard stops waiting; a reply that arrived after we stopped caring
-	// has its value zeroed.
-	discard := func() {
-		stop()
-		rep := <-replies
-		rep.a.Zero()
-	}
-
-	var werr error
-	select {
-	case rep := <-replies:
-		sw.lap("answered")
-		if rep.err == nil {
-			if rep.a.Cancelled {
-				rep.a.Zero()
-				return Answer{}, StatusCancelled, "the human cancelled the prompt", false
-			}
-			answered = true
-			return rep.a, "", "", false
-		}
-		werr = rep.err
-	case <-win.Closed():
-		discard()
-		return Answer{}, StatusCancelled, "the prompt window was closed without an answer", false
-	case <-pctx.Done():
-		discard()
-	}
-	switch {
-	case ctx.Err() != nil:
-		abandoned := errors.Is(context.Cause(ctx), ErrAgentGone) && time.Since(shown) >= info.Budget/2 && !p.Loaded()
-		return Answer{}, e.classify(ctx, StatusCancelled), e.cause(ctx, ctx.Err()).Error(), abandoned
-	case pctx.Err() != nil || errors.Is(werr, context.DeadlineExceeded):
-		return Answer{}, StatusNoResponse, fmt.Sprintf("nobody answered the prompt within %s; the request was dropped", roundBudget(info.Budget)), !p.Loaded()
-	case werr != nil:
-		return Answer{}, StatusFailed, fmt.Sprintf("the prompt ended without an answer: %v", werr), false
-	}
-	return Answer{}, StatusFailed, "the prompt ended without an answer", false
 }
 
 // ownStatus returns the outcome an error carries, if it carries one (a

@@ -28,6 +28,14 @@ type fakeBrowser struct {
 	onOpen      func(url string)
 	insertBlock chan struct{}
 	then        string // what the last Insert was asked to do after it
+	// drive is what Drivable reports (nothing drives it by default);
+	// driveAfter, when set, is how many Drivable calls report drive
+	// before it reports driven.
+	drive      Drive
+	driveErr   error
+	driven     *Drive
+	driveAfter int
+	drives     int // Drivable calls
 }
 
 type fakeWindow struct {
@@ -64,6 +72,15 @@ func (b *fakeBrowser) OpenPrompt(ctx context.Context, url string) (PromptWindow,
 		go b.onOpen(url)
 	}
 	return w, nil
+}
+func (b *fakeBrowser) Drivable(context.Context) (Drive, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.drives++
+	if b.driven != nil && b.drives > b.driveAfter {
+		return *b.driven, nil
+	}
+	return b.drive, b.driveErr
 }
 func (b *fakeBrowser) Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error) {
 	if b.insertBlock != nil {
@@ -198,7 +215,7 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-var agent = Agent{Name: "claude", PID: 4121, Exe: "/usr/bin/claude", Via: "fillgate fill"}
+var agent = Agent{Name: "claude", PID: 4121, Exe: "/usr/bin/claude", Via: "fillgate fill", Start: 987654}
 
 func (r *rig) humanTypes(value []byte) {
 	r.b.onOpen = func(string) { r.p.answers <- Answer{Value: append([]byte(nil), value...)} }
@@ -489,16 +506,17 @@ type refusal struct{}
 func (refusal) Error() string  { return "two tabs match: https://github.com, https://gist.github.com" }
 func (refusal) Status() Status { return StatusRefused }
 
-func TestAgentHangingUpLateCoolsDown(t *testing.T) {
+// TestAgentHangingUpStartsNoCoolDown: a client that cancels gets
+// cancelled, early or late, seen or not, and that starts no cool-down.
+func TestAgentHangingUpStartsNoCoolDown(t *testing.T) {
 	for _, c := range []struct {
-		name     string
-		after    time.Duration // when the agent hangs up, of a 200 ms budget
-		loaded   bool          // a browser loaded the prompt page
-		cooldown bool
+		name   string
+		after  time.Duration // when the agent hangs up, of a 200 ms budget
+		loaded bool          // a browser loaded the prompt page
 	}{
-		{"early", 0, false, false},
-		{"late", 150 * time.Millisecond, false, true},
-		{"late, but the person opened the prompt", 150 * time.Millisecond, true, false},
+		{"early", 0, false},
+		{"late", 150 * time.Millisecond, false},
+		{"late, the person opened the prompt", 150 * time.Millisecond, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t)
@@ -506,12 +524,11 @@ func TestAgentHangingUpLateCoolsDown(t *testing.T) {
 			r.e.Limits.PromptBudget = 200 * time.Millisecond
 			ctx, cancel := context.WithCancelCause(context.Background())
 			r.b.onOpen = func(string) { time.Sleep(c.after); cancel(ErrAgentGone) }
-			if res := r.e.Fill(ctx, Request{Service: "github.com"}, agent, nil); res.Status != StatusCancelled {
+			if res := r.e.Fill(ctx, Request{Service: "github.com"}, agent, nil); res.Status != StatusCancelled || res.Fallback != "" {
 				t.Fatalf("got %+v", res)
 			}
-			_, cooling := r.e.State.CoolingDown(agent.Key(), "github.com", time.Now())
-			if cooling != c.cooldown {
-				t.Errorf("cooling down = %v, want %v", cooling, c.cooldown)
+			if _, cooling := r.e.State.CoolingDown(agent.Key(), "github.com", time.Now()); cooling {
+				t.Error("a cancelled request started a cool-down")
 			}
 		})
 	}
@@ -546,6 +563,10 @@ func TestAfterInsert(t *testing.T) {
 			ThenSubmit, StatusOK, "navigated away", true, true},
 		{"validation stopped it", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "invalid", StoppedBy: "I agree\x00 to the\nterms"},
 			ThenSubmit, StatusFailed, `validation stopped the submit at the field "I agree to theterms"; fill it in`, false, false},
+		{"a GET submission stopped", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "method_get"},
+			ThenSubmit, StatusFailed, "would have put the value in its URL", false, false},
+		{"a dialog form", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "method_dialog"},
+			ThenSubmit, StatusFailed, "only closes a dialog", false, false},
 		{"disabled button", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "button_disabled"},
 			ThenSubmit, StatusFailed, "submit button is disabled", false, false},
 		{"form changed", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "form_changed"},
@@ -603,22 +624,26 @@ func TestPolicyForcesSubmitBeforeAsking(t *testing.T) {
 	}
 }
 
-// TestNoResponseToAnOpenedPromptDoesNotCoolDown: the person loaded the
-// prompt and did not answer in time. That is no_response, with the
-// fallback advice, but it never counts against the agent: the next
-// request may prompt again.
-func TestNoResponseToAnOpenedPromptDoesNotCoolDown(t *testing.T) {
-	r := newRig(t)
-	r.p.loaded = true
-	res := r.e.Fill(context.Background(), Request{Service: "github.com", Timeout: 20 * time.Millisecond}, agent, nil)
-	if res.Status != StatusNoResponse || res.Fallback == "" {
-		t.Fatalf("got %+v", res)
-	}
-	if _, cooling := r.e.State.CoolingDown(agent.Key(), "github.com", time.Now()); cooling {
-		t.Fatalf("a prompt the person opened counted against the agent")
-	}
-	r.humanTypes(secret)
-	if res := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil); res.Status != StatusOK {
-		t.Errorf("the next request: %+v", res)
+// TestNoResponseCoolsDownSeenOrNot: nobody answered in time. Whether the
+// page was loaded or never seen, the same agent does not raise a second
+// prompt for the service within the cool-down: it switches to another way
+// of asking, as the fallback says.
+func TestNoResponseCoolsDownSeenOrNot(t *testing.T) {
+	for _, loaded := range []bool{false, true} {
+		r := newRig(t)
+		r.p.loaded = loaded
+		res := r.e.Fill(context.Background(), Request{Service: "github.com", Timeout: 20 * time.Millisecond}, agent, nil)
+		if res.Status != StatusNoResponse || res.Fallback == "" {
+			t.Fatalf("loaded %v: got %+v", loaded, res)
+		}
+		if _, cooling := r.e.State.CoolingDown(agent.Key(), "github.com", time.Now()); !cooling {
+			t.Fatalf("loaded %v: no cool-down after no_response", loaded)
+		}
+		r.humanTypes(secret)
+		r.b.window = nil
+		res = r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil)
+		if res.Status != StatusRefused || res.Fallback == "" || r.b.window != nil {
+			t.Errorf("loaded %v: the retry %+v (a prompt opened: %v)", loaded, res, r.b.window != nil)
+		}
 	}
 }

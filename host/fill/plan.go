@@ -97,7 +97,15 @@ type Plan struct {
 	// Unsaved says why nothing is saved and what to do, for a fill that
 	// needs a saved value (ApprovalNone); no account in it.
 	Unsaved string
+	// Stamps names, by account ("" for the service's only one), the
+	// saved value as it is now: a new one each time it is remembered, so
+	// a lease granted for a value that was forgotten, or replaced, no
+	// longer covers. nil for a source that keeps none (a password store).
+	Stamps map[string]string
 }
+
+// Stamp is the stamp of the saved value of account, "" when none.
+func (p Plan) Stamp(account string) string { return p.Stamps[account] }
 
 // PlanQuery is what a Planner plans for: a request the policy allowed on
 // the inspected page.
@@ -115,9 +123,9 @@ type Planner interface {
 	// Plan says how the fill q gets its value.
 	Plan(ctx context.Context, q PlanQuery) (Plan, error)
 	// Remember stores a value the person typed and asked to remember, for
-	// service, field and account, in the OS keyring. Its errors hold no
-	// account.
-	Remember(ctx context.Context, service, field, account string, value []byte) error
+	// service, field and account, in the OS keyring, and returns its new
+	// stamp (Plan.Stamps). Its errors hold no account.
+	Remember(ctx context.Context, service, field, account string, value []byte) (stamp string, err error)
 }
 
 // Warmer is a Planner that can start reading what is saved for a service
@@ -127,12 +135,13 @@ type Warmer interface {
 	Warm(ctx context.Context, service, field string)
 }
 
-// Lease is one live lease: an agent may fill a service's field on one
-// origin, for the account the page shows, without a prompt until Until.
-// It never holds a value.
+// Lease is one live lease: the agent process the person approved may fill
+// a service's field on one origin, for the account the page shows, with
+// the saved value it was granted for, without a prompt until Until. It
+// never holds a value.
 type Lease struct {
 	ID       string    `json:"id"`        // random, to end it by
-	AgentKey string    `json:"agent_key"` // Agent.Key()
+	AgentKey string    `json:"agent_key"` // Agent.ProcessKey(): one process, never its executable alone
 	Agent    string    `json:"agent"`     // Agent.String(), for the person
 	Service  string    `json:"service"`
 	Field    string    `json:"field"`
@@ -141,12 +150,20 @@ type Lease struct {
 	Origin   string    `json:"origin"`
 	Via      string    `json:"via,omitempty"`
 	Until    time.Time `json:"until"`
+	// Stamp is the saved value's stamp when the lease was granted
+	// (Plan.Stamps): forgetting or replacing the value ends the lease.
+	Stamp string `json:"stamp,omitempty"`
+	// Watched: the person approved it in a prompt that told them a
+	// program can read the login page (PromptInfo.Watched). A lease
+	// granted without that covers no fill into a tab a program is
+	// attached to.
+	Watched bool `json:"watched,omitempty"`
 }
 
 // Covers reports whether the lease lets agentKey fill field of service on
 // origin, for the account the page shows, at now.
 func (l Lease) Covers(agentKey, service, field, account, origin string, now time.Time) bool {
-	return l.AgentKey == agentKey && l.Service == service && l.Field == field &&
+	return agentKey != "" && l.AgentKey == agentKey && l.Service == service && l.Field == field &&
 		l.Account == account && l.Origin == origin && now.Before(l.Until)
 }
 

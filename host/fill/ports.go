@@ -17,10 +17,15 @@ type PromptInfo struct {
 	// Account is the account the page shows ("as alice@example.com"), ""
 	// for none. The page chose it: display only.
 	Account string
-	// From is where the saved value the person may approve comes from
-	// ("from pass: work/github"); "" when there is none: the person can
-	// only type a value.
+	// From is the kind of store the saved value the person may approve
+	// comes from ("from pass", "from the OS keyring"), never an entry,
+	// item, database or path: the loopback page shows it. "" when there
+	// is none: the person can only type a value.
 	From string
+	// Entry names the saved value's entry in its store ("from pass:
+	// work/github"), for the native dialog only, which no program driving
+	// the browser can read; "" when there is none.
+	Entry string
 	// Accounts, with From, are the accounts the person picks among (never
 	// values): several are saved and the page shows none.
 	Accounts []string
@@ -29,6 +34,15 @@ type PromptInfo struct {
 	Ask string
 	// Remember offers to remember a typed value in the OS keyring.
 	Remember bool
+	// Watched reports that a program is attached to the login page's tab
+	// over the DevTools Protocol (Inspection.Watched): both prompts warn
+	// that it can read what goes into the field.
+	Watched bool
+	// Stays reports that a typed value will stay in the field,
+	// unsubmitted (then none), where the page and any tool reading it can
+	// see it; both prompts say so before the person answers. An approved
+	// saved value is always submitted.
+	Stays bool
 }
 
 // Answer is the human's reply: a typed Value, an approval of the saved
@@ -73,6 +87,40 @@ type Prompt interface {
 
 // Prompter starts a prompt.
 type Prompter func(ctx context.Context, info PromptInfo) (Prompt, error)
+
+// Prompt modes: where the person answers (the policy's prompt key; the
+// agent never chooses it).
+const (
+	// PromptAuto asks in a native dialog whenever anything but the person
+	// can drive the browser (Browser.Drivable), else in the loopback page.
+	PromptAuto = "auto"
+	// PromptNative always asks in a native dialog.
+	PromptNative = "native"
+	// PromptBrowser always asks in the loopback page: the person accepts
+	// that a program driving the browser could read or answer it.
+	PromptBrowser = "browser"
+)
+
+// Native asks the person in a dialog the desktop draws, outside every
+// browser (pinentry, the macOS or the Windows credential dialog), where no
+// program driving a browser can read, type or click. It offers what the
+// loopback page offers: typing a value, approving the saved one, picking
+// its account, what its store needs, remembering a typed value.
+type Native interface {
+	// Available reports whether a dialog can be shown here; its error
+	// says why not and how to mend it.
+	Available() error
+	// Ask shows the dialog for info and blocks until the person answers
+	// (a cancel, or a closed dialog, is Answer.Cancelled), info.Budget
+	// runs out or ctx ends (then it returns ctx.Err() or an error that
+	// wraps context.DeadlineExceeded). The dialog dies with ctx. The
+	// caller owns the answer's secrets and zeroes them.
+	Ask(ctx context.Context, info PromptInfo) (Answer, error)
+}
+
+// ErrNoDialog is wrapped by Native.Ask's error when no dialog could be
+// shown after all (the display went away, the program is missing).
+var ErrNoDialog = errors.New("no native dialog could be shown")
 
 // ErrBusy is returned by State.Claim when a prompt for the service is open.
 var ErrBusy = errors.New("a prompt for this service is already open")

@@ -13,6 +13,7 @@ package fill
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -148,14 +149,40 @@ type Agent struct {
 	// its request came through a forwarded socket: "ssh". Name and PID are
 	// then the local end of the tunnel.
 	Remote string `json:"remote,omitempty"`
+	// Start is when the agent process started, in the OS's own opaque
+	// units (clock ticks since boot on Linux, microseconds since the
+	// epoch on macOS, 100 ns intervals on Windows); 0 when unknown. With
+	// PID it names one process: a pid the OS reuses later gets another
+	// Start.
+	Start uint64 `json:"start,omitempty"`
 }
 
-// Key is what per-agent state (cool-downs, rates) is keyed on.
+// Key is what per-agent limits (cool-downs, rates) are keyed on: the
+// executable, so that a program cannot escape them by starting again.
 func (a Agent) Key() string {
 	if a.Exe != "" {
 		return a.Exe
 	}
 	return a.Name
+}
+
+// ProcessKey names the one process that asked: its executable, pid and
+// start time, and the tunnel it came through. Leases are keyed on it, so
+// that two programs of one interpreter (two node processes) or two ssh
+// sessions never share what the person approved for one of them. Without
+// a known start time no two requests share a ProcessKey: nothing is
+// leased to a process that cannot be named. Nor to init or a service
+// manager (pid 1, systemd, launchd): orphaned requests of every program
+// end up under them.
+func (a Agent) ProcessKey() string {
+	if a.Start == 0 || a.PID <= 1 {
+		return ""
+	}
+	switch strings.ToLower(a.Name) {
+	case "systemd", "init", "launchd":
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%s", a.Key(), a.PID, a.Start, a.Remote)
 }
 
 // String renders the agent for the prompt and the audit log, e.g.
@@ -195,7 +222,24 @@ type Destination struct {
 	// Target is the browsing context the response loads in, as the page
 	// wrote it (at most 64 characters); "" means the field's own frame.
 	Target string `json:"target,omitempty"`
+	// Method is how the submission sends the form: MethodPost,
+	// MethodGet (the value would go into the URL: refused; also reported
+	// for a form with no method in a document with no script, which
+	// nothing could stop from submitting with GET), MethodDialog (a
+	// submission that only closes a <dialog>: it sends nothing, and
+	// counts as no submit), or "" for a form that names no method on a
+	// page with script: not refused, and the in-page function stops such
+	// a submission should it go out with GET (Verdict.Stopped
+	// method_get).
+	Method string `json:"method,omitempty"`
 }
+
+// Form methods (Destination.Method), lower case as the page reports them.
+const (
+	MethodPost   = "post"
+	MethodGet    = "get"
+	MethodDialog = "dialog"
+)
 
 // FormInfo describes the form the focused field belongs to: where a
 // submission sends the value.
@@ -242,6 +286,11 @@ type Inspection struct {
 	// to the keyring lookup, never to the agent.
 	Account string `json:"account,omitempty"`
 	Paused  bool   `json:"paused,omitempty"` // the user paused fills in the extension
+	// Watched reports that a program is attached to the tab over the
+	// DevTools Protocol (always so on the CDP path): it can run script in
+	// the login page and read what goes into the field. The prompt says
+	// so; fillgate cannot stop it.
+	Watched bool `json:"watched,omitempty"`
 }
 
 // Origin is the origin of the focused frame, or "".
@@ -282,7 +331,9 @@ type Verdict struct {
 	// Stopped says why fillgate did not submit after inserting: invalid
 	// (the form's validation stopped it), button_disabled, form_changed
 	// (the page changed where the form sends the value), not_matched (the
-	// field did not keep the whole value). The field is cleared.
+	// field did not keep the whole value), method_get (the submission
+	// would have gone out with GET), method_dialog (it only closed a
+	// dialog). The field is cleared.
 	Stopped string `json:"stopped,omitempty"`
 	// StoppedBy names the field whose validation stopped the submit: its
 	// label, name or id (never its value).
@@ -318,6 +369,11 @@ type Browser interface {
 	Inspect(ctx context.Context, req Request) (Inspection, error)
 	// OpenPrompt shows the loopback prompt at url to the human.
 	OpenPrompt(ctx context.Context, url string) (PromptWindow, error)
+	// Drivable reports whether anything but the person can drive the
+	// browser the loopback prompt would open in: remote debugging, an
+	// attached debugger, automation. The CDP path always can. An error
+	// means it cannot tell, which the Engine takes as "it can".
+	Drivable(ctx context.Context) (Drive, error)
 	// Insert re-checks origin, element, kind and the form's destinations
 	// in the page and, only if all still hold, inserts value; then, with
 	// opt.Then submit, submits the form and makes sure the value is no
@@ -326,13 +382,33 @@ type Browser interface {
 	Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error)
 }
 
+// Drive is what is known about programs that can drive a browser.
+type Drive struct {
+	// Driven reports that something besides the person can read, type
+	// into or click the browser's pages.
+	Driven bool `json:"driven"`
+	// Reasons says what, in a few words each ("the browser was started
+	// with --remote-debugging-port", "a debugger is attached to 2 of its
+	// tabs"). It names no page.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
 // Progress is one step of a running request, for the waiting agent's
 // display.
 type Progress struct {
 	Phase string `json:"phase"` // inspecting, waiting_for_human, inserting
 	// Deadline is when the current phase gives up, if it has one.
 	Deadline time.Time `json:"deadline,omitzero"`
+	// Where, while waiting for the person, is where they answer:
+	// WhereBrowser (the loopback page) or WhereDesktop (a native dialog).
+	Where string `json:"where,omitempty"`
 }
+
+// Where the person answers (Progress.Where).
+const (
+	WhereBrowser = "browser"
+	WhereDesktop = "desktop"
+)
 
 // Phases reported through Progress.
 const (

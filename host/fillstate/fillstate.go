@@ -171,8 +171,10 @@ func (d *Dir) Allow(agentKey string, now time.Time, limit int, window time.Durat
 	return err == nil && allowed
 }
 
-// Leased implements fill.Leases. If the state cannot be read there is no
-// lease (the fill is asked in the prompt).
+// Leased implements fill.Leases: agentKey is the process key the lease
+// was granted to (fill.Agent.ProcessKey); "" is covered by no lease. The
+// lease's Stamp is the caller's to check. If the state cannot be read
+// there is no lease (the fill is asked in the prompt).
 func (d *Dir) Leased(agentKey, service, field, account, origin string, now time.Time) (fill.Lease, bool) {
 	var l fill.Lease
 	found := false
@@ -218,6 +220,31 @@ func (d *Dir) EndLease(id string) (bool, error) {
 		return ended
 	})
 	return ended, err
+}
+
+// EndLeases ends the leases on service's saved values (every service's
+// when service is "") granted for the value of account (Lease.Item; every
+// account's when account is ""). `fillgate forget` and `fillgate
+// remember` call it, so that a lease on a value that is gone or replaced
+// is no longer listed. It returns how many live leases it ended.
+func (d *Dir) EndLeases(service, account string) (int, error) {
+	now := time.Now()
+	ended := 0
+	err := d.update(now, func(s *state) bool {
+		n := len(s.Leases)
+		s.Leases = slices.DeleteFunc(s.Leases, func(l fill.Lease) bool {
+			end := (service == "" || l.Service == service) && (account == "" || l.Item == account)
+			if end && now.Before(l.Until) {
+				ended++
+			}
+			return end
+		})
+		return len(s.Leases) < n
+	})
+	if err != nil {
+		return 0, fmt.Errorf("end the leases: %w", err)
+	}
+	return ended, nil
 }
 
 // read runs fn on the current state under the lock.

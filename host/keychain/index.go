@@ -2,6 +2,8 @@ package keychain
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,9 +24,49 @@ const maxShard = 2000
 // maxShards bounds the index: 64 shards of 2000 bytes.
 const maxShards = 64
 
-// readIndex returns the items the index lists, in shard order.
-func (k *Keyring) readIndex(ctx context.Context) ([]Item, error) {
-	var items []Item
+// Listed is an item as fillgate's index lists it: its name and the stamp
+// of the value stored for it now.
+type Listed struct {
+	Item
+	// Stamp names the value stored now: a fresh random id each time Store
+	// (or Set) stores one, never derived from the value; "" for an item
+	// listed before fillgate kept stamps. A lease granted for a saved
+	// value holds its stamp, and stops covering once the value is
+	// forgotten (no stamp) or replaced (another stamp). Never printed.
+	Stamp string `json:"-"`
+}
+
+// stampSep separates an index line's item from its stamp. It is a control
+// character, which no service or account holds (Item.check).
+const stampSep = "\t"
+
+// line is the index line of l: "FIELD SERVICE[ ACCOUNT][\tSTAMP]".
+func (l Listed) line() string {
+	if l.Stamp == "" {
+		return l.user()
+	}
+	return l.user() + stampSep + l.Stamp
+}
+
+// parseLine reads an index line back. A line with no stamp (written
+// before fillgate kept stamps) has Stamp "".
+func parseLine(s string) (Listed, bool) {
+	u, stamp, _ := strings.Cut(s, stampSep)
+	it, ok := parseUser(u)
+	return Listed{Item: it, Stamp: stamp}, ok
+}
+
+// newStamp returns a fresh random stamp: 12 bytes, in hex.
+func newStamp() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// readIndex returns what the index lists, in shard order; an item listed
+// twice counts once, with its first stamp.
+func (k *Keyring) readIndex(ctx context.Context) ([]Listed, error) {
+	var items []Listed
 	for n := 0; n < maxShards; n++ {
 		var s string
 		err := call(ctx, func() (err error) { s, err = k.backend.Get(Service, indexUser(n)); return err })
@@ -35,20 +77,26 @@ func (k *Keyring) readIndex(ctx context.Context) ([]Item, error) {
 			return nil, fmt.Errorf("read fillgate's list of remembered secrets from the keyring: %w", err)
 		}
 		for _, line := range strings.Split(s, "\n") {
-			if it, ok := parseUser(line); ok && !slices.Contains(items, it) {
-				items = append(items, it)
+			if l, ok := parseLine(line); ok && indexOf(items, l.Item) < 0 {
+				items = append(items, l)
 			}
 		}
 	}
 	return items, nil
 }
 
+// indexOf is the position of it in items (compared by name, never by
+// stamp), or -1.
+func indexOf(items []Listed, it Item) int {
+	return slices.IndexFunc(items, func(l Listed) bool { return l.Item == it })
+}
+
 // writeIndex replaces the index with items.
-func (k *Keyring) writeIndex(ctx context.Context, items []Item) error {
+func (k *Keyring) writeIndex(ctx context.Context, items []Listed) error {
 	var shards []string
 	var cur strings.Builder
 	for _, it := range items {
-		u := it.user()
+		u := it.line()
 		if cur.Len() > 0 && cur.Len()+1+len(u) > maxShard {
 			shards = append(shards, cur.String())
 			cur.Reset()
@@ -81,18 +129,7 @@ func (k *Keyring) writeIndex(ctx context.Context, items []Item) error {
 	return nil
 }
 
-// addToIndex lists it, if it is not listed yet.
-func (k *Keyring) addToIndex(ctx context.Context, it Item) error {
-	k.indexMu.Lock()
-	defer k.indexMu.Unlock()
-	items, err := k.readIndex(ctx)
-	if err != nil || slices.Contains(items, it) {
-		return err
-	}
-	return k.writeIndex(ctx, append(items, it))
-}
-
-// removeFromIndex drops the items drop matches.
+// removeFromIndex drops the items drop matches, with their stamps.
 func (k *Keyring) removeFromIndex(ctx context.Context, drop func(Item) bool) error {
 	k.indexMu.Lock()
 	defer k.indexMu.Unlock()
@@ -100,7 +137,7 @@ func (k *Keyring) removeFromIndex(ctx context.Context, drop func(Item) bool) err
 	if err != nil {
 		return err
 	}
-	kept := slices.DeleteFunc(slices.Clone(items), drop)
+	kept := slices.DeleteFunc(slices.Clone(items), func(l Listed) bool { return drop(l.Item) })
 	if len(kept) == len(items) {
 		return nil
 	}

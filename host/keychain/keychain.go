@@ -9,9 +9,14 @@
 // value): one code path on every OS, where the alternatives are a Secret
 // Service search on Linux, the `security` tool's dump on macOS and
 // CredEnumerate on Windows, three listings of which two read every secret.
-// The index is written after the item, so an item is at worst unlisted
+// The index is written after a new item, so an item is at worst unlisted
 // (after a crash, or two writers at once), never listed while missing; and
 // ForgetAll removes every "fillgate" item, listed or not.
+//
+// Next to each item the index keeps its stamp (Listed.Stamp): a random id
+// made each time a value is stored, so that a lease granted for one saved
+// value ends when it is forgotten or replaced. The stamp of an item
+// already listed changes before its new value is stored.
 //
 // go-keyring takes and returns secrets as Go strings, which cannot be
 // zeroed: a value passes through one such string on its way in and out.
@@ -166,24 +171,55 @@ func (it Item) String() string {
 }
 
 // Set stores value for the item, replacing what was there, after checking
-// that the keyring is usable and the value fits this OS's keyring.
+// that the keyring is usable and the value fits this OS's keyring. It is
+// Store without the stamp.
 func (k *Keyring) Set(ctx context.Context, it Item, value []byte) error {
+	_, err := k.Store(ctx, it, value)
+	return err
+}
+
+// Store stores value for the item, replacing what was there, after
+// checking that the keyring is usable and the value fits this OS's
+// keyring, and returns the value's new stamp (Listed.Stamp). An item
+// already listed gets its new stamp before its new value, so that leases
+// on the old value end even when storing the new one fails; a new item is
+// listed after its value is stored (see the package doc).
+func (k *Keyring) Store(ctx context.Context, it Item, value []byte) (string, error) {
 	if err := it.check(); err != nil {
-		return err
+		return "", err
 	}
 	if len(value) == 0 {
-		return errors.New("keyring: refusing to store an empty secret")
+		return "", errors.New("keyring: refusing to store an empty secret")
 	}
 	if err := k.fits(it.user(), len(value)); err != nil {
-		return err
+		return "", err
 	}
 	if err := k.usable(ctx); err != nil {
-		return err
+		return "", err
+	}
+	k.indexMu.Lock()
+	defer k.indexMu.Unlock()
+	items, err := k.readIndex(ctx)
+	if err != nil {
+		return "", err
+	}
+	stamp := newStamp()
+	i := indexOf(items, it)
+	if i >= 0 {
+		items[i].Stamp = stamp
+		if err := k.writeIndex(ctx, items); err != nil {
+			return "", err
+		}
 	}
 	if err := call(ctx, func() error { return k.backend.Set(Service, it.user(), string(value)) }); err != nil {
-		return fmt.Errorf("store the %s in the keyring: %w", it, err)
+		return "", fmt.Errorf("store the %s in the keyring: %w", it, err)
 	}
-	return k.addToIndex(ctx, it)
+	if i < 0 {
+		if err := k.writeIndex(ctx, append(items, Listed{Item: it, Stamp: stamp})); err != nil {
+			return "", err
+		}
+	}
+	return stamp, nil
 }
 
 // Get returns the item's value, or ErrNotFound. The caller zeroes it.
@@ -211,7 +247,8 @@ func (k *Keyring) Get(ctx context.Context, it Item) ([]byte, error) {
 	return v, nil
 }
 
-// Delete removes the item. It reports whether there was one.
+// Delete removes the item, and its stamp. It reports whether there was
+// one.
 func (k *Keyring) Delete(ctx context.Context, it Item) (bool, error) {
 	if err := it.check(); err != nil {
 		return false, err
@@ -229,9 +266,9 @@ func (k *Keyring) Delete(ctx context.Context, it Item) (bool, error) {
 	return err == nil, nil
 }
 
-// List returns the remembered items (never their values), sorted by
-// service, field and account.
-func (k *Keyring) List(ctx context.Context) ([]Item, error) {
+// List returns the remembered items with their stamps (never their
+// values), sorted by service, field and account.
+func (k *Keyring) List(ctx context.Context) ([]Listed, error) {
 	if err := k.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -239,28 +276,29 @@ func (k *Keyring) List(ctx context.Context) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(items, func(a, b Item) int { return strings.Compare(a.user(), b.user()) })
+	slices.SortFunc(items, func(a, b Listed) int { return strings.Compare(a.user(), b.user()) })
 	return items, nil
 }
 
-// Forget removes the items of service: with account "", every account's;
-// otherwise only that account's. It returns what it removed.
+// Forget removes the items of service, and their stamps: with account "",
+// every account's; otherwise only that account's. It returns what it
+// removed.
 func (k *Keyring) Forget(ctx context.Context, service, account string) ([]Item, error) {
 	items, err := k.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var removed []Item
-	for _, it := range items {
-		if it.Service != service || account != "" && it.Account != account {
+	for _, l := range items {
+		if l.Service != service || account != "" && l.Account != account {
 			continue
 		}
-		ok, err := k.Delete(ctx, it)
+		ok, err := k.Delete(ctx, l.Item)
 		if err != nil {
 			return removed, err
 		}
 		if ok {
-			removed = append(removed, it)
+			removed = append(removed, l.Item)
 		}
 	}
 	// Items not in the index (see the package doc) are found by trying.

@@ -144,7 +144,7 @@ func TestSetGetListForget(t *testing.T) {
 		t.Fatalf("Get(missing) = %v; want ErrNotFound", err)
 	}
 	list, err := k.List(ctx)
-	if err != nil || len(list) != 4 || list[0] != b || list[1] != a || list[2] != c || list[3] != d {
+	if err != nil || len(list) != 4 || list[0].Item != b || list[1].Item != a || list[2].Item != c || list[3].Item != d {
 		t.Fatalf("List = %+v, %v", list, err)
 	}
 	// The index holds no value.
@@ -159,7 +159,7 @@ func TestSetGetListForget(t *testing.T) {
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("Forget(github.com, alice) = %+v, %v", removed, err)
 	}
-	if list, _ := k.List(ctx); len(list) != 2 || list[0] != c || list[1] != d {
+	if list, _ := k.List(ctx); len(list) != 2 || list[0].Item != c || list[1].Item != d {
 		t.Fatalf("List after Forget = %+v", list)
 	}
 	if removed, err := k.Forget(ctx, "github.com", ""); err != nil || len(removed) != 1 || removed[0] != c {

@@ -47,7 +47,7 @@ type listing struct {
 	service, field string
 	done           chan struct{}
 	avail, err     error
-	items          []keychain.Item
+	items          []keychain.Listed
 }
 
 // Warm implements fill.Warmer: it starts reading the keyring's index for
@@ -65,7 +65,7 @@ func (p *Planner) Warm(ctx context.Context, service, field string) {
 }
 
 // list checks that the keyring can be used and reads its index.
-func (p *Planner) list(ctx context.Context) (avail error, items []keychain.Item, err error) {
+func (p *Planner) list(ctx context.Context) (avail error, items []keychain.Listed, err error) {
 	if avail = p.Keyring.Available(ctx); avail != nil {
 		return avail, nil, nil
 	}
@@ -74,7 +74,7 @@ func (p *Planner) list(ctx context.Context) (avail error, items []keychain.Item,
 }
 
 // listed is the keyring's index for q, from Warm when it read it.
-func (p *Planner) listed(ctx context.Context, q fill.PlanQuery) (avail error, items []keychain.Item, err error) {
+func (p *Planner) listed(ctx context.Context, q fill.PlanQuery) (avail error, items []keychain.Listed, err error) {
 	if l := p.warm; l != nil && l.service == q.Service && l.field == q.Field {
 		select {
 		case <-l.done:
@@ -102,6 +102,10 @@ func (p *Planner) Plan(ctx context.Context, q fill.PlanQuery) (fill.Plan, error)
 // store plans a value from the person's own password store: it is always
 // offered (the store says at fetch time whether it has it), and a
 // KeePassXC database whose password is typed asks for it in the prompt.
+// A password store keeps no stamps (plan.Stamps stays nil): fillgate
+// cannot tell when its value changes, so a lease on it ends only when its
+// time runs out or the person ends it (the popup), never because the
+// value was changed or removed in the store.
 func (p *Planner) store(src *policy.Source, q fill.PlanQuery, plan fill.Plan) (fill.Plan, error) {
 	s, err := sources.For(src, sources.Options{Environ: p.Environ, Keyring: p.Keyring, Clock: p.Clock})
 	if err != nil {
@@ -111,14 +115,17 @@ func (p *Planner) store(src *policy.Source, q fill.PlanQuery, plan fill.Plan) (f
 	plan.Store = storeName(src.Store)
 	plan.Saved = true
 	if src.Store == policy.StoreKeePassXC && src.DBPassword != policy.DBPasswordNone {
-		plan.Ask = "the password of the KeePassXC database " + src.Database
+		// By kind only: the loopback page shows it. The native dialog
+		// names the database through the source's Describe.
+		plan.Ask = "the password of the KeePassXC database"
 	}
 	return plan, nil
 }
 
 // keyring plans a value from the OS keyring: saved when fillgate's index
 // lists an item for the service, field and account; offered to remember
-// when the policy allows it and the keyring answers.
+// when the policy allows it and the keyring answers. Plan.Stamps holds
+// the index's stamp of each account's value the plan offers.
 func (p *Planner) keyring(ctx context.Context, s policy.Settings, q fill.PlanQuery, plan fill.Plan) fill.Plan {
 	plan.Store = storeName(policy.StoreKeyring)
 	avail, items, err := p.listed(ctx, q)
@@ -137,6 +144,7 @@ func (p *Planner) keyring(ctx context.Context, s policy.Settings, q fill.PlanQue
 	}
 	var accounts []string
 	bare := false
+	stamps := map[string]string{}
 	for _, it := range items {
 		if it.Service == q.Service && it.Field == field {
 			if it.Account == "" {
@@ -144,6 +152,7 @@ func (p *Planner) keyring(ctx context.Context, s policy.Settings, q fill.PlanQue
 			} else {
 				accounts = append(accounts, it.Account)
 			}
+			stamps[it.Account] = it.Stamp
 		}
 	}
 	page := q.In.Account
@@ -157,12 +166,32 @@ func (p *Planner) keyring(ctx context.Context, s policy.Settings, q fill.PlanQue
 	case page == "" && len(accounts) > 1:
 		plan.Saved, plan.Accounts = true, accounts
 	}
+	if plan.Saved {
+		plan.Stamps = offered(plan, stamps)
+	}
 	src, _ := sources.For(nil, sources.Options{Keyring: p.Keyring, Clock: p.Clock})
 	plan.Source = &source{src: src, hide: hidden(nil, page)}
 	if !plan.Saved {
 		plan.Unsaved = "nothing is remembered for " + q.Service + " in the OS keyring; remember it with `" + rememberCommand(q) + "`"
 	}
 	return plan
+}
+
+// offered keeps, of stamps (by account), those of the accounts plan
+// offers: each of those the person picks among, or else its one account
+// ("" for the service's value that names none).
+func offered(plan fill.Plan, stamps map[string]string) map[string]string {
+	accounts := plan.Accounts
+	if len(accounts) == 0 {
+		accounts = []string{plan.Account}
+	}
+	out := make(map[string]string, len(accounts))
+	for _, a := range accounts {
+		if s, ok := stamps[a]; ok {
+			out[a] = s
+		}
+	}
+	return out
 }
 
 // rememberCommand is the command that remembers the value for q (the
@@ -188,24 +217,26 @@ func unavailable(err error) string {
 }
 
 // Remember implements fill.Planner: it stores the value in the OS keyring
-// for service, field and account. A one-time code is never remembered
-// (the keyring holds the seed, from `fillgate remember --field otp`).
-func (p *Planner) Remember(ctx context.Context, service, field, account string, value []byte) error {
+// for service, field and account, and returns the stamp of the value it
+// stored (fill.Plan.Stamps). A one-time code is never remembered (the
+// keyring holds the seed, from `fillgate remember --field otp`).
+func (p *Planner) Remember(ctx context.Context, service, field, account string, value []byte) (string, error) {
 	if field != fill.FieldPassword {
-		return errors.New("only a password is remembered from the prompt; for one-time codes remember the seed with `fillgate remember --field otp`")
+		return "", errors.New("only a password is remembered from the prompt; for one-time codes remember the seed with `fillgate remember --field otp`")
 	}
 	it, err := keychain.NewItem(service, keychain.FieldPassword, account)
 	if err != nil {
-		return errors.New(redact(err.Error(), hidden(nil, account)))
+		return "", errors.New(redact(err.Error(), hidden(nil, account)))
 	}
-	if err := p.Keyring.Set(ctx, it, value); err != nil {
+	stamp, err := p.Keyring.Store(ctx, it, value)
+	if err != nil {
 		var u *keychain.Unavailable
 		if errors.As(err, &u) {
-			return errors.New(unavailable(err))
+			return "", errors.New(unavailable(err))
 		}
-		return errors.New(redact(err.Error(), hidden(nil, account)))
+		return "", errors.New(redact(err.Error(), hidden(nil, account)))
 	}
-	return nil
+	return stamp, nil
 }
 
 // storeName names a store in the agent's result.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -131,7 +132,67 @@ func TestKeyringPlans(t *testing.T) {
 			if w.backend.reads != 0 {
 				t.Errorf("planning read %d values from the keyring", w.backend.reads)
 			}
+			if want := wantStamps(t, w, plan); !maps.Equal(plan.Stamps, want) || !c.saved && plan.Stamps != nil {
+				t.Errorf("stamps %v, want %v", plan.Stamps, want)
+			}
 		})
+	}
+}
+
+// wantStamps is what plan.Stamps should be: the keyring's stamp of each
+// account the plan offers, each one set.
+func wantStamps(t *testing.T, w *world, plan fill.Plan) map[string]string {
+	t.Helper()
+	if !plan.Saved {
+		return nil
+	}
+	list, err := w.kr.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	offers := plan.Accounts
+	if len(offers) == 0 {
+		offers = []string{plan.Account}
+	}
+	want := map[string]string{}
+	for _, l := range list {
+		if l.Service == "github.com" && l.Field == keychain.FieldPassword && slices.Contains(offers, l.Account) {
+			if l.Stamp == "" {
+				t.Errorf("the keyring has no stamp for %s", l)
+			}
+			want[l.Account] = l.Stamp
+		}
+	}
+	return want
+}
+
+// TestStampsFollowTheKeyring: a value stored again gets a new stamp in the
+// next plan; a forgotten one none; a password store keeps none.
+func TestStampsFollowTheKeyring(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "", item("alice"), item("bob"))
+	first, err := w.p.Plan(ctx, query(fill.FieldPassword, "alice"))
+	if err != nil || first.Stamp("alice") == "" || len(first.Stamps) != 1 {
+		t.Fatalf("%v; stamps %v, want alice's only", err, first.Stamps)
+	}
+	stamp, err := w.p.Remember(ctx, "github.com", fill.FieldPassword, "alice", []byte("new-value"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := w.p.Plan(ctx, query(fill.FieldPassword, "alice"))
+	if again.Stamp("alice") != stamp || stamp == first.Stamp("alice") {
+		t.Errorf("after a new value: stamp %q, Remember returned %q, before %q", again.Stamp("alice"), stamp, first.Stamp("alice"))
+	}
+	if _, err := w.kr.Forget(ctx, "github.com", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	gone, _ := w.p.Plan(ctx, query(fill.FieldPassword, "alice"))
+	if gone.Saved || gone.Stamp("alice") != "" {
+		t.Errorf("after forget: saved %v, stamp %q", gone.Saved, gone.Stamp("alice"))
+	}
+	w = newWorld(t, "[service.\"github.com\".password]\nsource = \"pass\"\nentry = \"work/github\"\n", item("alice"))
+	if plan, _ := w.p.Plan(ctx, query(fill.FieldPassword, "alice")); !plan.Saved || plan.Stamps != nil {
+		t.Errorf("a password store's plan has stamps %v", plan.Stamps)
 	}
 }
 
@@ -175,7 +236,7 @@ entry = "work/github"
 `)
 	plan, err := w.p.Plan(context.Background(), query(fill.FieldPassword, "alice"))
 	if err != nil || !plan.Saved || plan.Store != "KeePassXC" || plan.Remember ||
-		plan.Ask != "the password of the KeePassXC database /home/a/db.kdbx" || plan.Source.Describe() != "from KeePassXC: work/github in /home/a/db.kdbx" {
+		plan.Ask != "the password of the KeePassXC database" || plan.Source.Describe() != "from KeePassXC: work/github in /home/a/db.kdbx" {
 		t.Fatalf("%v %+v", err, plan)
 	}
 	w = newWorld(t, "[service.\"github.com\".password]\nsource = \"pass\"\nentry = \"work/github\"\n")
@@ -213,21 +274,22 @@ func TestFailuresNameNoEntryOrAccount(t *testing.T) {
 func TestRemember(t *testing.T) {
 	w := newWorld(t, "")
 	value := []byte("typed-value")
-	if err := w.p.Remember(context.Background(), "github.com", fill.FieldPassword, "alice", value); err != nil {
+	stamp, err := w.p.Remember(context.Background(), "github.com", fill.FieldPassword, "alice", value)
+	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := w.kr.Get(context.Background(), item("alice"))
 	if err != nil || !bytes.Equal(got, value) {
 		t.Errorf("the keyring holds another value: %v", err)
 	}
-	if items, _ := w.kr.List(context.Background()); len(items) != 1 || items[0] != item("alice") {
+	if items, _ := w.kr.List(context.Background()); len(items) != 1 || items[0].Item != item("alice") || items[0].Stamp != stamp || stamp == "" {
 		t.Errorf("listed %+v", items)
 	}
-	if err := w.p.Remember(context.Background(), "github.com", fill.FieldOTP, "", value); err == nil {
+	if _, err := w.p.Remember(context.Background(), "github.com", fill.FieldOTP, "", value); err == nil {
 		t.Error("a one-time code was remembered")
 	}
 	w.locked = &keychain.Unavailable{Reason: "is locked", Fix: "unlock it"}
-	if err := w.p.Remember(context.Background(), "github.com", fill.FieldPassword, "alice", value); err == nil || err.Error() != "the OS keyring is locked; unlock it" {
+	if stamp, err := w.p.Remember(context.Background(), "github.com", fill.FieldPassword, "alice", value); err == nil || stamp != "" || err.Error() != "the OS keyring is locked; unlock it" {
 		t.Errorf("remember into a locked keyring: %v", err)
 	}
 }

@@ -1,4 +1,5 @@
-// Package procinfo describes processes: their name, executable and parent.
+// Package procinfo describes processes: their name, executable, parent and
+// start time.
 // The agent socket uses it to name the process that asked for a fill: the
 // nearest ancestor of the socket peer that is not fillgate itself.
 //
@@ -23,6 +24,14 @@ type Process struct {
 	// Exe is the executable's path, or "" when the OS would not tell (for
 	// example for another user's process).
 	Exe string
+	// Start is when the process started, in the OS's own units: clock
+	// ticks since boot on Linux (/proc/<pid>/stat's starttime),
+	// microseconds since the epoch on macOS (p_starttime), 100 ns
+	// intervals since 1601 on Windows (the creation FILETIME). It is
+	// only compared for equality and order, never turned into a time.
+	// With PID it names one process: a pid the OS reuses later gets
+	// another Start. 0 when the OS would not tell.
+	Start uint64
 }
 
 // ErrNotFound is returned by Get for a pid with no process.

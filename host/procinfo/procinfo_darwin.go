@@ -19,14 +19,24 @@ func get(pid int) (Process, error) {
 		return Process{}, ErrNotFound
 	}
 	p := Process{
-		PID:  pid,
-		PPID: int(kp.Eproc.Ppid),
-		Name: unix.ByteSliceToString(kp.Proc.P_comm[:]),
+		PID:   pid,
+		PPID:  int(kp.Eproc.Ppid),
+		Name:  unix.ByteSliceToString(kp.Proc.P_comm[:]),
+		Start: startTime(kp.Proc.P_starttime),
 	}
 	if exe, err := execPath(pid); err == nil {
 		p.Exe = exe
 	}
 	return p, nil
+}
+
+// startTime is p_starttime in microseconds since the epoch, or 0 for a
+// time before it (which no running process has).
+func startTime(tv unix.Timeval) uint64 {
+	if tv.Sec < 0 || tv.Usec < 0 {
+		return 0
+	}
+	return uint64(tv.Sec)*1_000_000 + uint64(tv.Usec)
 }
 
 // execPath reads the executable's path from kern.procargs2: a 32-bit argc,

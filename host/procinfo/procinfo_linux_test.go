@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -87,14 +88,54 @@ func TestLongNameFromExe(t *testing.T) {
 }
 
 func TestParseStat(t *testing.T) {
-	comm, ppid, err := parseStat([]byte("42 (a) b (c)) S 7 42 42 0 -1"))
-	if err != nil || comm != "a) b (c)" || ppid != 7 {
-		t.Errorf("parseStat = %q, %d, %v", comm, ppid, err)
+	// A real line (fields 3 to 52), with a comm that holds spaces and
+	// both parentheses.
+	line := "42 (a) b (c)) S 7 42 42 0 -1 4194560 115 0 0 0 0 0 0 0 20 0 1 0 98765 1234 56 " +
+		"18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0"
+	st, err := parseStat([]byte(line))
+	if err != nil || st.comm != "a) b (c)" || st.ppid != 7 || st.start != 98765 {
+		t.Errorf("parseStat = %+v, %v; want comm %q, ppid 7, start 98765", st, err, "a) b (c)")
 	}
-	if _, _, err := parseStat([]byte("42 nonsense")); err == nil {
-		t.Error("parseStat accepted a line without (comm)")
+	// A line cut before starttime still names the process; it has no
+	// start time.
+	if st, err := parseStat([]byte("42 (a) b (c)) S 7 42 42 0 -1")); err != nil || st.ppid != 7 || st.start != 0 {
+		t.Errorf("parseStat(short) = %+v, %v", st, err)
 	}
-	if _, _, err := parseStat([]byte("42 (x) S")); err == nil {
-		t.Error("parseStat accepted a line without ppid")
+	badStart := "42 (x) S 7" + strings.Repeat(" 0", fieldStart-fieldPPID-1) + " soon"
+	for _, bad := range []string{"42 nonsense", "42 (x) S", "42 (x) S x", badStart} {
+		if st, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("parseStat(%q) = %+v, want an error", bad, st)
+		}
+	}
+}
+
+func TestStartDiffersBetweenChildren(t *testing.T) {
+	// Linux counts start times in clock ticks (usually 10 ms): two
+	// processes started well apart have different, ordered start times,
+	// and one keeps its own however often it is read.
+	startSleep := func() *exec.Cmd {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	first := startSleep()
+	time.Sleep(100 * time.Millisecond)
+	second := startSleep()
+	a, err := Get(first.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Get(second.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Start == 0 || b.Start <= a.Start {
+		t.Errorf("start times %d then %d; want two nonzero, the second later", a.Start, b.Start)
+	}
+	if again, err := Get(first.Process.Pid); err != nil || again.Start != a.Start {
+		t.Errorf("the first child read again: start %d, %v; want %d", again.Start, err, a.Start)
 	}
 }

@@ -39,6 +39,26 @@ func TestGetSelf(t *testing.T) {
 	}
 }
 
+func TestStartOfSelfIsStable(t *testing.T) {
+	p, err := Get(os.Getpid())
+	if err != nil {
+		t.Fatalf("Get(self): %v", err)
+	}
+	if p.Start == 0 {
+		t.Fatal("this process has no start time")
+	}
+	for range 3 {
+		again, err := Get(os.Getpid())
+		if err != nil || again.Start != p.Start {
+			t.Fatalf("Get(self) again: start %d, %v; want %d", again.Start, err, p.Start)
+		}
+	}
+	// The parent started no later than this process.
+	if parent, err := Get(os.Getppid()); err == nil && parent.Start > p.Start {
+		t.Errorf("the parent started at %d, after this process (%d)", parent.Start, p.Start)
+	}
+}
+
 func TestGetMissing(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	if err := cmd.Run(); err != nil {

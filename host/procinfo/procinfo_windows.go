@@ -32,56 +32,37 @@ func get(pid int) (Process, error) {
 		PPID: int(e.ParentProcessID),
 		Name: windows.UTF16ToString(e.ExeFile[:]),
 	}
-	if exe, err := exePath(uint32(pid)); err == nil {
-		p.Exe = exe
-	}
+	p.Exe, p.Start = query(uint32(pid))
 	// Windows keeps the parent's pid after the parent exits, and pids are
 	// reused: a "parent" started after its child is someone else.
-	if p.PPID != 0 && startedAfter(uint32(p.PPID), uint32(pid)) {
-		p.PPID = 0
+	if p.PPID != 0 && p.Start != 0 {
+		if _, ps := query(uint32(p.PPID)); ps > p.Start {
+			p.PPID = 0
+		}
 	}
 	return p, nil
 }
 
-func exePath(pid uint32) (string, error) {
+// query opens process pid for limited information and returns its image
+// path and its creation time (a FILETIME as one number: 100 ns intervals
+// since 1601). What cannot be read is "" or 0: another user's elevated
+// process cannot be opened at all.
+func query(pid uint32) (exe string, start uint64) {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
 	if err != nil {
-		return "", fmt.Errorf("opening process %d: %w", pid, err)
+		return "", 0
 	}
 	defer windows.CloseHandle(h)
 	buf := make([]uint16, windows.MAX_LONG_PATH)
 	n := uint32(len(buf))
-	if err := windows.QueryFullProcessImageName(h, 0, &buf[0], &n); err != nil {
-		return "", fmt.Errorf("image name of process %d: %w", pid, err)
+	if windows.QueryFullProcessImageName(h, 0, &buf[0], &n) == nil {
+		exe = windows.UTF16ToString(buf[:n])
 	}
-	return windows.UTF16ToString(buf[:n]), nil
-}
-
-func created(pid uint32) (int64, error) {
-	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
-	if err != nil {
-		return 0, err
-	}
-	defer windows.CloseHandle(h)
 	var c, x, k, u windows.Filetime
-	if err := windows.GetProcessTimes(h, &c, &x, &k, &u); err != nil {
-		return 0, err
+	if windows.GetProcessTimes(h, &c, &x, &k, &u) == nil {
+		start = uint64(c.HighDateTime)<<32 | uint64(c.LowDateTime)
 	}
-	return c.Nanoseconds(), nil
-}
-
-// startedAfter reports whether process a provably started after process b.
-// When either cannot be opened it reports false.
-func startedAfter(a, b uint32) bool {
-	ta, err := created(a)
-	if err != nil {
-		return false
-	}
-	tb, err := created(b)
-	if err != nil {
-		return false
-	}
-	return ta > tb
+	return exe, start
 }
 
 func alive(pid int) bool {

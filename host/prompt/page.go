@@ -38,7 +38,7 @@ dd { margin: 0; overflow-wrap: anywhere; }
 code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .95em; }
 p { margin: .5rem 0; }
 .note, .hint { color: var(--muted); font-size: .9rem; }
-.msg { color: var(--warn); font-weight: 600; }
+.msg, .note.warn { color: var(--warn); font-weight: 600; }
 label { display: block; font-weight: 600; margin: .75rem 0 .3rem; }
 input { width: 100%; font: inherit; padding: .55rem .7rem; border: 1px solid var(--line);
   border-radius: 8px; background: var(--bg); color: var(--fg); }
@@ -115,8 +115,20 @@ const formBody = `<h1>{{.Label}} for <code dir="ltr">{{.Service}}</code></h1>
 {{- end}}
 <dt>Open until</dt><dd>{{.Until}}</dd>
 </dl>
+{{- if .Watched}}
+<p class="note warn" id="watched" role="alert">A program is attached to the login page's tab over the
+DevTools Protocol (an agent's browser tools, say): it can run script in that page and read what goes
+into it, this {{.Noun}} too. Answer only if you trust what drives this browser.</p>
+{{- end}}
+{{- if .Stays}}
+<p class="note warn" id="stays" role="alert">The agent asked to leave the value in the field, unsubmitted:
+what you type stays there, where the page and any tool that reads it (the agent's browser tools
+included) can see it until the form is submitted.{{if .From}} A saved {{.Noun}} you approve is
+submitted at once and never left in the page.{{end}}</p>
+{{- else if not .Watched}}
 <p class="note">The agent never sees what you type or approve: fillgate types it into that
-field and tells the agent only whether it worked.</p>
+field, submits the form and tells the agent only whether it worked.</p>
+{{- end}}
 <noscript><p class="msg" role="alert">This prompt needs JavaScript for 127.0.0.1: it encrypts what
 you type before it leaves this page, and without it nothing can be sent. You can still cancel.</p></noscript>
 {{- if .Message}}
@@ -193,6 +205,11 @@ type formData struct {
 	Key     string // the prompt's public key, base64url
 	// As is the account the page shows, or "".
 	As string
+	// Stays warns that a typed value will stay in the field (then none).
+	Stays bool
+	// Watched warns that a program attached to the login page's tab can
+	// read what goes into it.
+	Watched bool
 	// From is where the saved value to approve comes from, or "" for
 	// none; Accounts the accounts to pick among, and Ask what the store
 	// needs typed first (a label), with it.
@@ -288,6 +305,8 @@ func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.T
 	}
 	return formData{
 		As:       display(info.Account),
+		Stays:    info.Stays,
+		Watched:  info.Watched,
 		From:     display(info.From),
 		Accounts: accounts,
 		Ask:      capitalize(display(info.Ask)),

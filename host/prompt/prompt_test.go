@@ -194,6 +194,55 @@ func TestPageNamesAgentServiceOriginField(t *testing.T) {
 	}
 }
 
+// TestPageSaysWhenTheValueStays: with then none the page says, before the
+// person answers, that a typed value stays in the field where the agent's
+// tools can read it, and no longer promises the agent never sees it.
+func TestPageSaysWhenTheValueStays(t *testing.T) {
+	ctx := testCtx(t)
+	for _, saved := range []bool{false, true} {
+		info := testInfo()
+		info.Stays = true
+		if saved {
+			info.From = "from pass"
+		}
+		p, _ := startPrompt(t, ctx, info)
+		page, err := fakehuman.Open(ctx, p.URL())
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		text := visibleText(t, page.HTML())
+		for _, want := range []string{"what you type stays there", "the agent's browser tools"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("saved %v: the page lacks %q:\n%s", saved, want, text)
+			}
+		}
+		if strings.Contains(text, "never sees what you type") {
+			t.Errorf("saved %v: the page still promises the agent never sees it", saved)
+		}
+		if got := strings.Contains(text, "submitted at once"); got != saved {
+			t.Errorf("saved %v: the page says an approved value is submitted: %v", saved, got)
+		}
+	}
+}
+
+// TestPageSaysWhenWatched: when a program is attached to the login page's
+// tab, the page says it can read what goes into the page, and makes no
+// promise that the agent never sees the value.
+func TestPageSaysWhenWatched(t *testing.T) {
+	ctx := testCtx(t)
+	info := testInfo()
+	info.Watched = true
+	p, _ := startPrompt(t, ctx, info)
+	page, err := fakehuman.Open(ctx, p.URL())
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	text := visibleText(t, page.HTML())
+	if !strings.Contains(text, "A program is attached to the login page's tab") || strings.Contains(text, "never sees") {
+		t.Errorf("the page does not warn, or still promises the agent never sees the value:\n%s", text)
+	}
+}
+
 func TestPageWithoutBudgetOrAgentName(t *testing.T) {
 	ctx := testCtx(t)
 	info := testInfo()

@@ -30,6 +30,10 @@ package prompt
 // accessibility tree, a password manager) learns the value or even its
 // length.
 //
+// Only the person's own keys and clicks type, send and approve: an event a
+// script made (isTrusted false) does nothing, so script running in the page
+// cannot answer for them by dispatching events.
+//
 // html/template drops JavaScript comments, which would break the hash, so
 // the script has none.
 const pageScript = `
@@ -61,9 +65,9 @@ const pageScript = `
     const forget = () => { typed.fill(""); typed = []; };
     const all = () => el.value !== "" && el.selectionStart === 0 && el.selectionEnd === el.value.length;
     el.addEventListener("beforeinput", (e) => {
-      if (e.inputType === "insertCompositionText") return;
+      if (e.inputType === "insertCompositionText" && e.isTrusted) return;
       e.preventDefault();
-      if (state !== "open") return;
+      if (state !== "open" || !e.isTrusted) return;
       const text = e.dataTransfer ? e.dataTransfer.getData("text/plain") : e.data;
       if (e.inputType.startsWith("insert")) {
         if (all()) forget();
@@ -78,7 +82,7 @@ const pageScript = `
       shown();
     });
     el.addEventListener("compositionend", (e) => {
-      if (state === "open" && e.data) typed.push(...e.data);
+      if (state === "open" && e.isTrusted && e.data) typed.push(...e.data);
       shown();
     });
     el.addEventListener("input", (e) => { if (!e.isComposing) shown(); });
@@ -199,15 +203,16 @@ const pageScript = `
   })();
 
   const onEnter = (el, act) => el && el.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.isComposing) { e.preventDefault(); act(); }
+    if (e.key === "Enter" && !e.isComposing) { e.preventDefault(); if (e.isTrusted) act(); }
   });
   onEnter(field, submit);
   onEnter(askField, approve);
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape") { e.preventDefault(); cancelNow(); }
   });
-  send.addEventListener("click", submit);
-  if (approveButton) approveButton.addEventListener("click", approve);
+  const trusted = (act) => (e) => { if (e.isTrusted) act(); };
+  send.addEventListener("click", trusted(submit));
+  if (approveButton) approveButton.addEventListener("click", trusted(approve));
   form.addEventListener("submit", (e) => { e.preventDefault(); cancelNow(); });
   addEventListener("pagehide", forgetAll);
   document.addEventListener("visibilitychange", () => { if (state === "open" && expired()) finish("expired"); });

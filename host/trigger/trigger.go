@@ -22,6 +22,7 @@ import (
 	"github.com/fillgate/fillgate/host/harden"
 	"github.com/fillgate/fillgate/host/keychain"
 	"github.com/fillgate/fillgate/host/logfile"
+	"github.com/fillgate/fillgate/host/nativeprompt"
 	"github.com/fillgate/fillgate/host/planner"
 	"github.com/fillgate/fillgate/host/prompt"
 	"github.com/fillgate/fillgate/policy"
@@ -165,11 +166,15 @@ func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Polic
 	e := &fill.Engine{
 		Browser:  b,
 		Prompter: prompt.Config{Logger: log}.Start,
-		Policy:   pol,
-		State:    st,
-		Limits:   pol.Limits(),
-		Planner:  &planner.Planner{Policy: pol, Keyring: keychain.OS(), Environ: os.Environ()},
-		Leases:   st,
+		// A program drives a browser on this path: the person answers in
+		// a native dialog, unless their policy says prompt = "browser".
+		Native:     nativeprompt.New(nativeprompt.Config{Program: pol.Pinentry, Env: env, Logger: log}),
+		PromptMode: pol.Prompt,
+		Policy:     pol,
+		State:      st,
+		Limits:     pol.Limits(),
+		Planner:    &planner.Planner{Policy: pol, Keyring: keychain.OS(), Environ: os.Environ()},
+		Leases:     st,
 		// No extension runs on this path to show a browser notification:
 		// the desktop's notification service shows the notice of a fill
 		// with no prompt, and without one every fill is asked.
@@ -214,6 +219,14 @@ func (l *lazyCDP) Inspect(ctx context.Context, req fill.Request) (fill.Inspectio
 
 func (l *lazyCDP) OpenPrompt(ctx context.Context, url string) (fill.PromptWindow, error) {
 	return l.b.OpenPrompt(ctx, url)
+}
+
+// Drivable implements fill.Browser: the CDP path always is.
+func (l *lazyCDP) Drivable(ctx context.Context) (fill.Drive, error) {
+	if l.b == nil {
+		return fill.Drive{Driven: true, Reasons: []string{"fillgate reaches it over the DevTools Protocol"}}, nil
+	}
+	return l.b.Drivable(ctx)
 }
 
 func (l *lazyCDP) Insert(ctx context.Context, in fill.Inspection, value []byte, opt fill.InsertOptions) (fill.Verdict, error) {

@@ -41,12 +41,15 @@ import (
 
 // basePolicy is the policy every rig starts from: many requests from one
 // agent (this test) in a minute, no cool-down between scenarios, and the
-// CDP path's prompt as a tab of the browser, which the test answers there.
-// Every check on the page and the field stays as it is.
+// CDP path's prompt as a tab of the browser, which the test answers there
+// (prompt = "browser": the observer tests answer the loopback page; the
+// attacker tests use the person's default, "auto"). Every check on the
+// page and the field stays as it is.
 const basePolicy = `# fillgate agent-tool tests
 rate_limit = "1000/1m"
 no_response_cooldown = "0s"
 prompt_opener = "cdp-tab"
+prompt = "browser"
 `
 
 // rig is one fillgate set-up in a temp root: HOME and the XDG dirs, the

@@ -76,6 +76,9 @@ func BenchmarkFigures(b *testing.B) {
 			if want(via + "-none") {
 				r.unaskedFills(b, via, n, f)
 			}
+			if want(via + "-native") {
+				r.nativeFills(b, via, n, f)
+			}
 		}
 		if want("ref") {
 			r.references(b, n, f)
@@ -114,6 +117,31 @@ func (r *rig) fills(b *testing.B, via string, n int, f map[string]series) {
 		f[via+" to prompt"] = append(f[via+" to prompt"], ms(painted.Sub(a.start)))
 		f[via+" enter to result"] = append(f[via+" enter to result"], ms(a.ended.Sub(enter)))
 		f[via+" machine total"] = append(f[via+" machine total"], ms(painted.Sub(a.start)+a.ended.Sub(enter)))
+	}
+}
+
+// nativeFills runs n fills the person answers in the native dialog
+// (pinentry on the rig's X display): request → dialog shown, and Enter in
+// the dialog → result. "Shown" is when the dialog's window is mapped on
+// the display, seen by polling every 2 ms (each poll runs xdotool, a few
+// ms): so the figure is up to one poll late.
+func (r *rig) nativeFills(b *testing.B, via string, n int, f map[string]series) {
+	r.writePolicy(promptNative)
+	defer r.writePolicy(promptInBrowser)
+	tb := r.open("/classic")
+	defer tb.close()
+	for range n {
+		tb.focus("pw")
+		a := r.fill("--service", "127.0.0.1", "--then", "none", "--via", via)
+		shown, enter := r.answerNative(a, sample)
+		if res := a.result(b, r.ctx); res.Status != fill.StatusOK {
+			b.Fatalf("%s fill answered in the native dialog: %+v", via, res)
+		}
+		f[via+" to dialog"] = append(f[via+" to dialog"], ms(shown.Sub(a.start)))
+		f[via+" dialog enter to result"] = append(f[via+" dialog enter to result"], ms(a.ended.Sub(enter)))
+	}
+	if !tb.holds("pw", sample) {
+		b.Fatalf("%s fill answered in the native dialog: value differed", via)
 	}
 }
 
@@ -300,6 +328,8 @@ func (r *rig) table(f map[string]series, n int) string {
 		row(via+": request → prompt painted", via+" to prompt", prompt, 0, "")
 		row(via+": Enter in the prompt → agent result", via+" enter to result", "≤ 25", 0, "")
 		row(via+": machine total", via+" machine total", "", bare, "bare insertText")
+		row(via+": request → native dialog shown (pinentry)", via+" to dialog", "", f[via+" to prompt"].median(), "the page prompt")
+		row(via+": Enter in the native dialog → agent result", via+" dialog enter to result", "", f[via+" enter to result"].median(), "the page prompt")
 		none, noneRef, noneName := "≤ 3× bare insertText", bare, "bare insertText"
 		if via == fill.ViaCDP {
 			none, noneRef, noneName = "≤ Playwright fresh connect + insert", pw, "Playwright"

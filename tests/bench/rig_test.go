@@ -24,6 +24,7 @@ import (
 	"github.com/fillgate/fillgate/host/dirs"
 	"github.com/fillgate/fillgate/host/fill"
 	"github.com/fillgate/fillgate/tests/browser"
+	"github.com/fillgate/fillgate/tests/desktop"
 	"github.com/fillgate/fillgate/tests/loginserver"
 	"github.com/fillgate/fillgate/tests/notifyd"
 	"github.com/fillgate/fillgate/tests/secretservice"
@@ -31,7 +32,11 @@ import (
 
 // policy is the benchmark's policy: many requests from one agent, no
 // cool-down, and the CDP path's prompt as a tab of the browser (no system
-// opener on a headless machine). Every check on the page stays.
+// opener on a headless machine). The browser has a debugging port (the
+// benchmark drives its pages), so prompt = "browser" keeps the person's
+// answer in the loopback page for the page-prompt figures; the native
+// dialog's figures set prompt = "native" (writePolicy). Every check on the
+// page stays.
 const policy = `rate_limit = "1000/1m"
 no_response_cooldown = "0s"
 prompt_opener = "cdp-tab"
@@ -54,6 +59,10 @@ type rig struct {
 	unasked  *loginserver.Server // the site whose fills need no human
 	prompts  *watch
 	hostRoot string // a second environment, for the cold-start host
+	// person answers the native dialog on the rig's own X display, where
+	// the host (the browser's environment) and the CDP path's fillgate
+	// fill both show it.
+	person *desktop.Person
 }
 
 func newRig(t testing.TB, ctx context.Context) *rig {
@@ -64,6 +73,9 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(root) })
 	r := &rig{t: t, ctx: ctx, root: root, env: browser.BaseEnv(root)}
+	display := desktop.Start(t)
+	r.person = display.Person(t)
+	r.env = append(r.env, display.Env()...)
 	// A real Secret Service and a notification service on a private bus,
 	// for the fills with no human (approval = none): the remembered value
 	// comes from the keyring, and the CDP path's notice goes to the bus.
@@ -77,13 +89,6 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 			_ = os.WriteFile(out, data, 0o600)
 		}
 	})
-	p, err := dirs.PolicyFile(r.getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		t.Fatal(err)
-	}
 	profile := filepath.Join(root, "profile")
 	out, err := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
 	if err != nil {
@@ -99,14 +104,7 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	// The site of the fills with no human, on an address of its own so its
 	// policy (approval = none) touches no other figure.
 	r.unasked = loginserver.Start(t, unaskedHost)
-	u, err := url.Parse(r.unasked.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol := policy + fmt.Sprintf("\n[service.%q]\napproval = \"none\"\n", unaskedHost+":"+u.Port())
-	if err := os.WriteFile(p, []byte(pol), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	r.writePolicy(promptInBrowser)
 	remember := exec.CommandContext(ctx, fillgateBin, "remember", "--service", unaskedHost, "--stdin")
 	remember.Env, remember.Stdin = r.env, strings.NewReader(sample+"\n")
 	if out, err := remember.CombinedOutput(); err != nil {
@@ -121,6 +119,34 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	r.waitHost()
 	r.hostRoot = filepath.Join(root, "coldstart")
 	return r
+}
+
+// Where the person answers, for writePolicy.
+const (
+	promptInBrowser = `prompt = "browser"`
+	promptNative    = `prompt = "native"`
+)
+
+// writePolicy writes the benchmark's policy with where the person
+// answers (promptInBrowser or promptNative). The host reads
+// the file afresh for every request.
+func (r *rig) writePolicy(where string) {
+	r.t.Helper()
+	p, err := dirs.PolicyFile(r.getenv)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	u, err := url.Parse(r.unasked.URL)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	pol := policy + where + "\n" + fmt.Sprintf("\n[service.%q]\napproval = \"none\"\n", unaskedHost+":"+u.Port())
+	if err := os.WriteFile(p, []byte(pol), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
 }
 
 func (r *rig) getenv(key string) string {
@@ -365,4 +391,41 @@ func (tb *tab) holds(id, want string) bool {
 	w, _ := json.Marshal(want)
 	ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`document.getElementById("`+id+`").value === `+string(w)))
 	return err == nil && ok
+}
+
+// answerNative waits for the native dialog of run a, types text into it
+// and presses Enter, as the person would. It returns when the dialog was
+// first seen on the display and when Enter was pressed.
+func (r *rig) answerNative(a *run, text string) (shown, enter time.Time) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	defer cancel()
+	for {
+		if r.person.Visible(ctx, "^[Pp]inentry") {
+			shown = time.Now()
+			break
+		}
+		select {
+		case <-a.done:
+			r.t.Fatalf("fillgate fill ended without a dialog: %s", a.stdout.Bytes())
+		case <-ctx.Done():
+			r.t.Fatal("the native dialog never showed")
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	w, err := r.person.WaitClass(ctx, "^[Pp]inentry")
+	if err == nil {
+		err = r.person.WaitFocus(ctx, w)
+	}
+	if err == nil {
+		err = r.person.Type(ctx, []byte(text))
+	}
+	if err != nil {
+		r.t.Fatalf("type into the native dialog: %v", err)
+	}
+	enter = time.Now()
+	if err := r.person.Key(ctx, "Return"); err != nil {
+		r.t.Fatalf("press Enter in the native dialog: %v", err)
+	}
+	return shown, enter
 }

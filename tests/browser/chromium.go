@@ -26,6 +26,9 @@ type ChromiumOptions struct {
 	Args []string
 	// Headed runs without --headless (needs a display).
 	Headed bool
+	// Undriven starts it with no remote debugging, as a person starts
+	// theirs: there is no CDP endpoint then (browserproc.ChromiumOptions).
+	Undriven bool
 }
 
 // Chromium is a running browser; it is stopped when the test ends.
@@ -88,6 +91,7 @@ func StartChromium(t testing.TB, ctx context.Context, o ChromiumOptions) *Chromi
 		Env:         o.Env,
 		Args:        append([]string{"--no-sandbox", "--disable-quic", "--window-size=1280,900"}, o.Args...),
 		Headless:    !o.Headed,
+		Undriven:    o.Undriven,
 	})
 	if err != nil {
 		t.Fatal(err)

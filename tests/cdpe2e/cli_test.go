@@ -142,6 +142,7 @@ func (e *env) scene(t *testing.T) *scene {
 	// A desktop session for the (fake) system opener: without a display
 	// fillgate does not run it at all.
 	sc.vars["DISPLAY"] = ":fillgate-test"
+	sc.policy("") // the loopback page; a scenario may write another
 
 	// Registered first, so it runs after the tabs' own cleanups.
 	t.Cleanup(sc.finish)
@@ -248,9 +249,15 @@ func (sc *scene) userTab(rawURL string) *tab {
 	return tb
 }
 
-// policy writes fillgate's policy file.
+// policy writes fillgate's policy file. Unless text names where the
+// person answers, the prompt is the loopback page (prompt = "browser"),
+// which these scenarios answer: the CDP path would otherwise always ask in
+// the native dialog, which has scenarios of its own.
 func (sc *scene) policy(text string) {
 	sc.t.Helper()
+	if !strings.Contains(text, "prompt =") {
+		text = "prompt = \"browser\"\n" + text
+	}
 	dir := filepath.Join(sc.vars["XDG_CONFIG_HOME"], "fillgate")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		sc.t.Fatal(err)

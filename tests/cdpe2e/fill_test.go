@@ -69,6 +69,14 @@ func fieldIs(t testing.TB, ctx context.Context, id string, secret []byte) bool {
 	return valueIs(t, ctx, `function(v){return document.getElementById(`+quote(id)+`).value===v}`, secret)
 }
 
+// enteredIs reports whether the page's field held secret when Enter was
+// pressed in it last (the submit of a fill that then cleared it); only a
+// boolean leaves the page.
+func enteredIs(t testing.TB, ctx context.Context, secret []byte) bool {
+	t.Helper()
+	return valueIs(t, ctx, `function(v){return window.entered===v}`, secret)
+}
+
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // noFieldHolds reports whether no input of the page holds secret or any

@@ -57,21 +57,24 @@ func TestCDPLease(t *testing.T) {
 	if err := p.Approve(sc.ctx, fakehuman.ApproveOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.wait().want(sc, fill.StatusOK, "the value came from the OS keyring, approved in the prompt", "without a prompt until")
-	if !fieldIs(t, tb.ctx, "pw", secret) {
-		t.Fatal("value differed")
+	// A saved value is submitted and cleared, whatever the agent asked
+	// (sc.fill asks for --then none).
+	r.wait().want(sc, fill.StatusOK, "the value came from the OS keyring, approved in the prompt", "without a prompt until",
+		"fillgate leaves only a value the person typed")
+	if !enteredIs(t, tb.ctx, secret) || !tb.evalBool(`document.getElementById("pw").value === ""`) {
+		t.Fatal("the value submitted differed, or the field still holds something")
 	}
 	if len(notices.Notices()) != 0 {
 		t.Errorf("a notice for a fill the person approved: %+v", notices.Notices())
 	}
 
-	tb.eval(`document.getElementById("pw").value = ""; true`)
+	tb.eval(`document.getElementById("pw").value = ""; window.entered = undefined; true`)
 	tb.click(100, 95)
 	o := sc.fill("--service", "127.0.0.1", "--via", "cdp", "--json").wait()
 	o.want(sc, fill.StatusOK, "the value came from the OS keyring, under a lease, with a notice and no prompt")
 	sc.wantOpened(1)
-	if !fieldIs(t, tb.ctx, "pw", secret) {
-		t.Error("value differed")
+	if !enteredIs(t, tb.ctx, secret) || !tb.evalBool(`document.getElementById("pw").value === ""`) {
+		t.Error("the value submitted differed, or the field still holds something")
 	}
 	got := notices.Notices()
 	if len(got) != 1 || got[0].App != "fillgate" {

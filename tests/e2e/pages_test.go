@@ -58,10 +58,12 @@ func writePage(w http.ResponseWriter, body string) {
 
 // pageTemplate wraps every page. Its first script runs before the page's
 // own and keeps, in the page's world, a log of input, change and submit
-// events, and the original value getter, so the test can ask the page for
+// events, what the inputs of the form held when it was last submitted,
+// and the original value getter, so the test can ask the page for
 // booleans only: whether a field holds the secret (the secret goes in as
 // an argument, a boolean comes out), whether a field got a trusted input
-// event, whether anything was submitted.
+// event, whether anything was submitted, and whether a submit sent the
+// secret.
 const pageTemplate = `<!doctype html>
 <html><head><meta charset="utf-8"><title>fillgate e2e login</title>
 <style>body { margin: 0; font: 16px sans-serif; } input { box-sizing: border-box; }</style>
@@ -70,9 +72,11 @@ const pageTemplate = `<!doctype html>
   const valueOf = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").get;
   const log = [];
   const note = (e) => log.push({ id: e.composedPath()[0].id || "", type: e.type, trusted: e.isTrusted });
+  let sent = [];
   addEventListener("input", note, true);
   addEventListener("change", note, true);
   addEventListener("submit", note, true);
+  addEventListener("submit", (e) => { sent = Array.from(e.target.elements ?? [], (i) => i instanceof HTMLInputElement ? valueOf.call(i) : ""); }, true);
   window.fg = Object.freeze({
     is: (el, v) => valueOf.call(el) === v,
     allEmpty: () => Array.from(document.querySelectorAll("input")).every((i) => valueOf.call(i) === ""),
@@ -81,6 +85,7 @@ const pageTemplate = `<!doctype html>
     onlyInputOn: (ids) => log.every((e) => ids.includes(e.id) && (e.type === "input" || e.type === "change")),
     quiet: () => log.length === 0,
     submitted: () => log.some((e) => e.type === "submit"),
+    sent: (v) => sent.includes(v),
   });
 })();
 </script></head><body>

@@ -29,11 +29,15 @@ import (
 // host) serves all scenarios, and every request comes from the same agent
 // (this test binary): the default rate limit of 6 a minute and the
 // 10-minute cool-down after no_response would refuse later scenarios for
-// reasons that are not theirs. Every check on the page and field stays as
-// it is.
+// reasons that are not theirs. The test's browser runs with a debugging
+// port (the test drives its pages), so prompt = "browser" keeps the
+// person's answer in the loopback page, where the test answers it; the
+// native dialog has suites of its own. Every check on the page and field
+// stays as it is.
 const testPolicy = `# fillgate end-to-end tests: many requests from one agent in a minute.
 rate_limit = "1000/1m"
 no_response_cooldown = "0s"
+prompt = "browser"
 `
 
 // rig is one fillgate set-up in a temp root: HOME and the XDG dirs, a

@@ -28,6 +28,8 @@ func testContext(t testing.TB, d time.Duration) context.Context {
 // Page checks, run in the page's own world. Only booleans come back.
 const (
 	pwHolds = `function (v) { return fg.is(document.getElementById("pw"), v); }`
+	// sentWith: the form's last submit sent the value.
+	sentWith = `function (v) { return fg.sent(v); }`
 	// onlyTrustedOnPW: the page saw trusted input events on the field pw and
 	// nothing else: no untrusted input, no other field, no submit.
 	onlyTrustedOnPW = `fg.trustedInput("pw") && !fg.untrustedInput() && fg.onlyInputOn(["pw"]) && !fg.submitted()`

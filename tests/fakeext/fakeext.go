@@ -67,6 +67,13 @@ type Page struct {
 	// Account is the user name the focused field's form shows, as the
 	// probe reports it ("" for none).
 	Account string
+	// Attached is how many of the browser's targets have a debugger
+	// attached, Webdriver whether automation is on, and Others how many
+	// other extensions could drive the browser, as the drivable request
+	// reports them (by default: none, off, none).
+	Attached  int
+	Webdriver bool
+	Others    int
 }
 
 // Options configures a fake extension.

@@ -66,6 +66,10 @@ func (e *Ext) handle(body []byte) {
 		e.inspect(req, reply)
 	case "peek":
 		e.peek(reply)
+	case "drivable":
+		e.mu.Lock()
+		reply["type"], reply["attached"], reply["webdriver"], reply["debugger_api"], reply["others"] = "drivable", e.page.Attached, e.page.Webdriver, true, e.page.Others
+		e.mu.Unlock()
 	case "open_prompt":
 		id := e.openPrompt(reply)
 		if hook := e.opt.OnOpenPrompt; hook != nil {

@@ -215,9 +215,7 @@ func newRig(t testing.TB, s setup) *rig {
 	r := &rig{t: t, ctx: ctx, dirs: newTree(t, root), clients: map[int]string{}}
 	r.dirs.extra = s.env
 	r.secret = r.newSecret()
-	if s.policy != "" {
-		r.writePolicy(s.policy)
-	}
+	r.writePolicy(s.policy)
 	t.Cleanup(func() {
 		r.teardown()
 		cancel()
@@ -331,8 +329,14 @@ func (r *rig) safe(s string) string {
 	return s
 }
 
-// writePolicy writes the policy file.
+// writePolicy writes the policy file. Unless text names where the person
+// answers, the prompt is the loopback page (prompt = "browser"): the fake
+// extension's browser stands for one a program could drive, and these
+// suites answer the page; the native dialog has suites of its own.
 func (r *rig) writePolicy(text string) {
+	if !strings.Contains(text, "prompt =") {
+		text = "prompt = \"browser\"\n" + text
+	}
 	p, err := dirs.PolicyFile(r.dirs.getenv)
 	if err != nil {
 		r.t.Fatal(err)
@@ -745,7 +749,7 @@ func (r *rig) teardown() {
 // hostToExt are the messages a host may send to the extension.
 var hostToExt = map[string]bool{
 	"host": true, "outcome": true, "leases": true, // notices
-	"inspect": true, "open_prompt": true, "close_prompt": true, "insert": true, "ping": true, "notify": true, "peek": true,
+	"inspect": true, "open_prompt": true, "close_prompt": true, "insert": true, "ping": true, "notify": true, "peek": true, "drivable": true,
 }
 
 // checkHostOutput checks that the host binary's stdout is native-messaging

@@ -52,20 +52,26 @@ func TestCooldownAfterNoResponse(t *testing.T) {
 	r.expectInserted(r.secret)
 }
 
-// TestNoResponseToAPromptSeenDoesNotCoolDown: the human loaded the
-// prompt and let it run out. That never counts against the agent: it may
-// ask again at once, and gets a prompt.
-func TestNoResponseToAPromptSeenDoesNotCoolDown(t *testing.T) {
-	r := newRig(t, setup{page: loginPage("https://github.com")})
+// TestNoResponseToAPromptSeenCoolsDown: the human loaded the prompt and
+// let it run out. That is no_response, and the agent does not raise a
+// second prompt for the service within the cool-down: its retry is
+// refused with the fallback advice, and no prompt opens.
+func TestNoResponseToAPromptSeenCoolsDown(t *testing.T) {
+	r := newRig(t, setup{page: loginPage("https://github.com"), policy: "no_response_cooldown = \"10m\"\n"})
 	r.behave(looksAway())
 	first := r.fill("github.com", "--timeout", "1s")
 	r.expect(first, fill.StatusNoResponse, "nobody answered the prompt")
 	r.behave(answers(r.secret))
 	second := r.fill("github.com")
-	r.expect(second, fill.StatusOK, "inserted")
-	r.expectInserted(r.secret)
-	if n := r.promptCount(); n != 2 {
-		t.Errorf("%d prompts opened, want 2", n)
+	r.expect(second, fill.StatusRefused, "nobody answered the last prompt for github.com from this agent")
+	if second.res.Fallback == "" {
+		t.Errorf("the refused retry carries no fallback advice: %+v", second.res)
+	}
+	if n := r.promptCount(); n != 1 {
+		t.Errorf("%d prompts opened, want 1", n)
+	}
+	if r.ext.Inserts() != 0 {
+		t.Errorf("%d inserts, want none", r.ext.Inserts())
 	}
 }
 

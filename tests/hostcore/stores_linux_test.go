@@ -41,14 +41,14 @@ func TestPassThroughTheHost(t *testing.T) {
 	r := newRig(t, setup{page: loginPage("https://github.com"), env: map[string]string{"GNUPGHOME": s.GnuPG},
 		policy: storePolicy(fmt.Sprintf("source = \"pass\"\nentry = \"work/github\"\nstore_dir = %q\n", s.Dir))})
 	s.Insert(t, "work/github", append(append([]byte(nil), r.secret...), "\nuser: alice\n"...))
-	r.behave(approvesFrom("from pass: work/github", "", nil, fakehuman.ApproveOptions{}))
+	r.behave(namesNoEntry(approvesFrom("from pass", "", nil, fakehuman.ApproveOptions{}), "work/github", s.Dir))
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusOK, "the value came from pass, approved in the prompt")
 	r.expectInserted(r.secret)
 	expectNoStoreNames(t, got, "work/github", s.Dir)
 
 	r.writePolicy(storePolicy(fmt.Sprintf("source = \"pass\"\nentry = \"work/gitlab\"\nstore_dir = %q\n", s.Dir)))
-	r.behave(approvesFrom("from pass: work/gitlab", "", nil, fakehuman.ApproveOptions{}))
+	r.behave(namesNoEntry(approvesFrom("from pass", "", nil, fakehuman.ApproveOptions{}), "work/gitlab", s.Dir))
 	got = r.fill("github.com")
 	r.expect(got, fill.StatusFailed, "the value could not be read from pass: there is no entry ENTRY")
 	expectNoStoreNames(t, got, "work/gitlab", s.Dir)
@@ -69,17 +69,17 @@ func TestKeePassXCThroughTheHost(t *testing.T) {
 	dbPassword := r.newSecret()
 	d := stores.NewKeePassDB(t, dbPassword, false, stores.KeePassEntry("grhLenZhS8ORIoDso+GMOA==", "github", "alice", r.secret, ""))
 	r.writePolicy(storePolicy(fmt.Sprintf("source = \"keepassxc\"\ndatabase = %q\nentry = \"work/github\"\n", d.Path)))
-	from := "from KeePassXC: work/github in " + d.Path
-	r.behave(func(ctx context.Context, r *rig, at prompted) error {
+	from := "from KeePassXC"
+	r.behave(namesNoEntry(func(ctx context.Context, r *rig, at prompted) error {
 		p, err := r.open(ctx, at)
 		if err != nil {
 			return err
 		}
-		if o := p.Offers(); o.From != from || o.Ask != "The password of the KeePassXC database "+d.Path || o.Remember {
+		if o := p.Offers(); o.From != from || o.Ask != "The password of the KeePassXC database" || o.Remember {
 			return fmt.Errorf("the prompt offers %+v", o)
 		}
 		return p.Approve(ctx, fakehuman.ApproveOptions{Ask: dbPassword})
-	})
+	}, "work/github", d.Path))
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusOK, "the value came from KeePassXC, approved in the prompt")
 	r.expectInserted(r.secret)
@@ -120,8 +120,11 @@ func TestStandInStores(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if o := p.Offers(); !strings.HasPrefix(o.From, strings.SplitN(c.from, ":", 2)[0]) {
-					return fmt.Errorf("the prompt offers %+v; want a value %s", o, c.from)
+				if o := p.Offers(); o.From != strings.SplitN(c.from, ":", 2)[0] {
+					return fmt.Errorf("the prompt offers %+v; want a value %s, by kind only", o, strings.SplitN(c.from, ":", 2)[0])
+				}
+				if entry := strings.SplitN(c.from, ": ", 2)[1]; strings.Contains(p.HTML(), entry) {
+					return fmt.Errorf("the prompt page names the store's entry %q", entry)
 				}
 				return p.Approve(ctx, fakehuman.ApproveOptions{})
 			})
@@ -149,5 +152,28 @@ func TestStandInStores(t *testing.T) {
 			r.expect(got, fill.StatusOK, "the value came from "+c.store+", approved in the prompt")
 			r.expectInserted(r.secret)
 		})
+	}
+}
+
+// namesNoEntry is h, checking after it that the prompt page, as it was
+// loaded, names the store by its kind only: none of names (entries,
+// items, databases, paths) is anywhere in the page, which a program
+// driving the browser could read.
+func namesNoEntry(h human, names ...string) human {
+	return func(ctx context.Context, r *rig, at prompted) error {
+		err := h(ctx, r, at)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, o := range r.outputs {
+			if !strings.HasPrefix(o.name, "prompt page") {
+				continue
+			}
+			for _, n := range names {
+				if strings.Contains(string(o.data), n) {
+					return fmt.Errorf("the %s names the store's %q", o.name, n)
+				}
+			}
+		}
+		return err
 	}
 }

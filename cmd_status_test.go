@@ -1,0 +1,146 @@
+//go:build !windows
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fillgate/fillgate/host/agentsock"
+	"github.com/fillgate/fillgate/host/dirs"
+	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/policy"
+)
+
+// statusHost is a host on the agent socket that only answers status.
+type statusHost struct{ st agentsock.HostStatus }
+
+func (h statusHost) Fill(context.Context, fill.Request, fill.Agent, func(fill.Progress)) fill.Result {
+	return fill.Result{Status: fill.StatusRefused}
+}
+func (h statusHost) Status() agentsock.HostStatus { return h.st }
+func (h statusHost) Peek(context.Context) (agentsock.ActiveTab, error) {
+	return agentsock.ActiveTab{Field: fill.FieldNone}, nil
+}
+func (h statusHost) Serves(string, string, agentsock.ActiveTab) bool { return false }
+func (h statusHost) Refused(fill.Agent, fill.Result)                 {}
+
+// serveStatus runs a host that reports st in the isolated runtime dir.
+func serveStatus(t *testing.T, st agentsock.HostStatus) {
+	t.Helper()
+	dir, err := dirs.Runtime(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := agentsock.Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = agentsock.Serve(ctx, l, statusHost{st}); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; l.Close() })
+}
+
+func TestStatusSaysWherePromptsOpen(t *testing.T) {
+	isolate(t)
+	st := agentsock.HostStatus{Version: "0.1.0", PID: 4242, Browser: "chromium", BrowserName: "chromium", Profile: "/p",
+		Extension: agentsock.ExtensionStatus{Connected: true, Version: "0.1.0"},
+		Drive:     &fill.Drive{Driven: true, Reasons: []string{"the browser was started with --remote-debugging-port", "a DevTools endpoint is live on 127.0.0.1:9222 (DevToolsActivePort)"}}}
+	serveStatus(t, st)
+
+	code, out, errOut := runCLI(t, "status")
+	if code != 0 {
+		t.Fatalf("status exited %d: %s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"PROMPTS\n",
+		"on your desktop (the browser can be driven)\n",
+		"chromium (pid 4242) can be driven by a program: the browser was started with --remote-debugging-port; a DevTools endpoint is live on 127.0.0.1:9222 (DevToolsActivePort).\n" +
+			"  Prompts for it open as a native dialog on your desktop, outside the browser.\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status printed\n%s\nwithout %q", out, want)
+		}
+	}
+
+	code, out, _ = runCLI(t, "status", "--json")
+	var hs []agentsock.HostStatus
+	if code != 0 || json.Unmarshal([]byte(out), &hs) != nil || len(hs) != 1 || hs[0].Drive == nil || !hs[0].Drive.Driven || len(hs[0].Drive.Reasons) != 2 {
+		t.Fatalf("status --json exited %d and printed %s", code, out)
+	}
+}
+
+func TestStatusWithPromptBrowserWarns(t *testing.T) {
+	isolate(t)
+	path, err := dirs.PolicyFile(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("prompt = \"browser\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A host that does not report its prompt mode: the local policy's applies.
+	serveStatus(t, agentsock.HostStatus{Version: "0.1.0", PID: 4242, BrowserName: "chromium",
+		Extension: agentsock.ExtensionStatus{Connected: true, Version: "0.1.0"},
+		Drive:     &fill.Drive{Driven: true, Reasons: []string{"navigator.webdriver is on (automation)"}}})
+	_, out, _ := runCLI(t, "status")
+	for _, want := range []string{"in the browser, which a program can drive\n", `Prompts for it still open in the browser (prompt = "browser" in your policy), where that program could read or answer them`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status printed\n%s\nwithout %q", out, want)
+		}
+	}
+}
+
+func TestPromptsWhere(t *testing.T) {
+	driven, free := &fill.Drive{Driven: true}, &fill.Drive{}
+	cases := []struct {
+		d    *fill.Drive
+		mode string
+		want string
+	}{
+		{free, policy.PromptAuto, "in the browser"},
+		{driven, policy.PromptAuto, "on your desktop (the browser can be driven)"},
+		{nil, policy.PromptAuto, "(the host does not say)"},
+		{free, policy.PromptNative, "on your desktop"},
+		{nil, policy.PromptNative, "on your desktop"},
+		{driven, policy.PromptBrowser, "in the browser, which a program can drive"},
+		{free, policy.PromptBrowser, "in the browser"},
+	}
+	for _, c := range cases {
+		if got := promptsWhere(c.d, c.mode); got != c.want {
+			t.Errorf("promptsWhere(%+v, %s) = %q; want %q", c.d, c.mode, got, c.want)
+		}
+	}
+	if n := driveNote(agentsock.HostStatus{Drive: free}, policy.PromptAuto); n != "" {
+		t.Errorf("a note for a browser nothing drives: %q", n)
+	}
+	if n := driveNote(agentsock.HostStatus{PID: 1, BrowserName: "x", Drive: &fill.Drive{Driven: true, Reasons: []string{"a\x1b[2Jb"}}}, policy.PromptAuto); strings.Contains(n, "\x1b") {
+		t.Errorf("a reason's control characters reach the terminal: %q", n)
+	}
+}
+
+func TestDoctorHost(t *testing.T) {
+	h := agentsock.HostStatus{PID: 7, Version: "0.1.0", Browser: "chromium", Profile: "/p",
+		Extension: agentsock.ExtensionStatus{Connected: true, Version: "0.1.0", Paused: true},
+		Drive:     &fill.Drive{Driven: true, Reasons: []string{"r"}}}
+	got := doctorHost(h, policy.PromptNative)
+	if got.PID != 7 || got.Profile != "/p" || !got.Connected || !got.Paused || got.Prompt != policy.PromptNative ||
+		got.Drive == nil || !got.Drive.Driven || len(got.Drive.Reasons) != 1 {
+		t.Fatalf("doctorHost = %+v", got)
+	}
+	h.Prompt, h.Drive = policy.PromptBrowser, nil
+	if got = doctorHost(h, policy.PromptNative); got.Prompt != policy.PromptBrowser || got.Drive != nil {
+		t.Fatalf("the host's own prompt mode and no drive: %+v", got)
+	}
+	if got = doctorHost(agentsock.HostStatus{}, ""); got.Prompt != policy.PromptAuto {
+		t.Fatalf("no mode anywhere: %q; want auto", got.Prompt)
+	}
+}
