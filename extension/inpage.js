@@ -49,6 +49,14 @@ async function fillgateInPage(op, arg) {
   const hasAttr = method(E, "hasAttribute"), closest = method(E, "closest"), textContent = getter(N, "textContent");
   const listen = method(EventTarget.prototype, "addEventListener"), unlisten = method(EventTarget.prototype, "removeEventListener");
   const evTarget = getter(Event.prototype, "target"), prevented = getter(Event.prototype, "defaultPrevented");
+  const current = getter(Event.prototype, "currentTarget");
+  const attrNames = method(E, "getAttributeNames"), phase = getter(Event.prototype, "eventPhase");
+  const submitter = getter(SubmitEvent.prototype, "submitter"), formDataOf = getter(FormDataEvent.prototype, "formData");
+  const submitterOf = (e) => e instanceof SubmitEvent ? submitter(e) : null;
+  // FormData's forEach, not its iterators: through Firefox's Xray
+  // wrappers (content scripts) the iterators yield nothing.
+  const dataEach = method(FormData.prototype, "forEach"), dataDelete = method(FormData.prototype, "delete");
+  const halt = (own(window, "stop") || own(Window.prototype, "stop") || {}).value;
   const iframeWindow = getter(HTMLIFrameElement.prototype, "contentWindow");
   const frameWindow = getter(HTMLFrameElement.prototype, "contentWindow");
   const TEXT = new Set(["text", "tel", "number", "password", "search"]);
@@ -601,9 +609,30 @@ async function fillgateInPage(op, arg) {
     const base = Array.from(queryDoc(document, "base[target]"))[0];
     return base ? attr(base, "target") : "";
   };
-  const destination = (form, btn) => ({
+  // The method a submission by btn (null: the form itself) names: the
+  // button's formmethod, else the form's method, as "get", "post" or
+  // "dialog" (ASCII case-insensitive); "" when it names none or one HTML
+  // does not know, which HTML submits with GET.
+  const METHOD = /^(get|post|dialog)$/i;
+  const methodOf = (form, btn) => {
+    const m = (btn && hasAttr(btn, "formmethod") ? attr(btn, "formmethod") : attr(form, "method")) || "";
+    return METHOD.test(m) ? m.toLowerCase() : "";
+  };
+  // Whether script may take a submit in the form's document: a script
+  // element, or an inline event handler (onsubmit=, onclick=, ...).
+  const scripted = (form) => [document, rootNode(form)].some((r) => query(r, "script").length > 0) ||
+    Array.from(queryDoc(document, "*")).some((e) => attrNames(e).some((n) => n.startsWith("on")));
+  // The method the probe reports (PROTOCOL.md §3, probe's form). A form
+  // that names none submits with GET unless a script takes the submit
+  // (most single-page apps: no method, a submit handler that cancels it
+  // and logs in with fetch). In a document without script nothing can, so
+  // it is "get" there, refused before anything is asked; elsewhere it is
+  // "", and fillgate's own submit keeps the value out of the URL (watch).
+  const reportedMethod = (form, btn, bare) => methodOf(form, btn) || (bare() ? "get" : "");
+  const destination = (form, btn, bare) => ({
     action: originOf(btn && hasAttr(btn, "formaction") ? (btn instanceof HTMLButtonElement ? buttonAction : inputAction)(btn) : formAction(form)),
     target: (btn && hasAttr(btn, "formtarget") ? attr(btn, "formtarget") : targetOf(form)).slice(0, 64),
+    method: reportedMethod(form, btn, bare),
   });
   // The form the field (every box of a split code) belongs to, or null.
   const formInfo = (el, fields) => {
@@ -611,7 +640,9 @@ async function fillgateInPage(op, arg) {
     if (!form) return null;
     const btn = defaultButton(form);
     const elsewhere = fields.some((f) => formOf(f) !== form || closest(f, "form") !== form);
-    return { ...destination(form, null), submitter: btn ? destination(form, btn) : null, elsewhere };
+    let seen;
+    const bare = () => (seen ??= !scripted(form));
+    return { ...destination(form, null, bare), submitter: btn ? destination(form, btn, bare) : null, elsewhere };
   };
   // The account the field's form shows (PROTOCOL.md §3, probe's account):
   // the nearest field before it in its form that holds a user name (its
@@ -637,8 +668,8 @@ async function fillgateInPage(op, arg) {
     return v && !/\p{C}/u.test(v) && new TextEncoder().encode(v).length <= 256 ? v : "";
   };
   const sameForm = (a, b) => {
-    const norm = (f) => f ? JSON.stringify([f.action ?? "", f.target ?? "", !!f.elsewhere,
-      f.submitter ? [f.submitter.action ?? "", f.submitter.target ?? ""] : null]) : "null";
+    const dest = (d) => [d.action ?? "", d.target ?? "", d.method ?? ""];
+    const norm = (f) => f ? JSON.stringify([...dest(f), !!f.elsewhere, f.submitter ? dest(f.submitter) : null]) : "null";
     return norm(a) === norm(b);
   };
 
@@ -668,12 +699,40 @@ async function fillgateInPage(op, arg) {
       });
       return any;
     };
-    const onSubmit = (e) => { if (!w.submits.includes(e)) w.submits.push(e); w.wake?.(); };
+    // passed holds the submit events that reached their last listener:
+    // ours, added again while each is on its way, where it ends (the
+    // window, or the shadow root it cannot leave). Chromium builds a
+    // submission's entry list once the dispatch is over (eventPhase 0),
+    // Firefox while the event is still at the form.
+    const passed = new WeakSet(), onPassed = (e) => passed.add(e);
+    const onSubmit = (e) => {
+      if (!w.submits.includes(e)) w.submits.push(e);
+      const end = current(e) === document ? window : current(e);
+      unlisten(end, "submit", onPassed);
+      listen(end, "submit", onPassed);
+      w.wake?.();
+    };
     const onInvalid = (e) => { w.invalid ??= evTarget(e); };
     const onLeave = () => { w.left = true; w.clear(); w.wake?.(); };
     const onChange = () => w.wake?.();
+    // A native submission of a field's form with GET (a method the form
+    // does not name, or one a page handler changed) builds its entry list
+    // after a submit event that passed and was not cancelled: empty it, so
+    // nothing of the form goes into the URL. A FormData the page's script
+    // builds (in its submit handler, or after cancelling the submit) is
+    // left alone.
+    const onFormData = (e) => {
+      const form = evTarget(e), last = w.submits.findLast((s) => evTarget(s) === form);
+      if (!(e instanceof FormDataEvent) || !fields.some((f) => formOf(f) === form)) return;
+      if (!last || !(passed.has(last) || phase(last) === Event.NONE) || prevented(last)) return;
+      if ((methodOf(form, submitterOf(last)) || "get") !== "get") return;
+      const data = formDataOf(e), names = [];
+      dataEach(data, (v, k) => names.push(k));
+      for (const k of names) dataDelete(data, k);
+      w.urlBlocked = true;
+    };
     const obs = new MutationObserver(onChange);
-    const on = [["submit", onSubmit], ["invalid", onInvalid], ["input", onChange], ["change", onChange]];
+    const on = [["submit", onSubmit], ["invalid", onInvalid], ["formdata", onFormData], ["input", onChange], ["change", onChange]];
     for (const r of roots) {
       for (const [t, f] of on) listen(r, t, f, true);
       obs.observe(r, { subtree: true, childList: true, attributes: true, characterData: true });
@@ -692,6 +751,7 @@ async function fillgateInPage(op, arg) {
     w.stop = () => {
       obs.disconnect();
       for (const r of roots) for (const [t, f] of on) unlisten(r, t, f, true);
+      for (const r of [window, ...roots]) unlisten(r, "submit", onPassed);
       unlisten(window, "beforeunload", onLeave, true);
       unlisten(window, "pagehide", onLeave, true);
     };
@@ -737,35 +797,55 @@ async function fillgateInPage(op, arg) {
     const name = names.map((n) => (n || "").replace(/\s+/g, " ").trim()).find((n) => n && !n.includes(value))?.slice(0, 60);
     return name || (el instanceof HTMLInputElement ? type(el) : "");
   };
+  // ourSubmit submits the field's form (submitForm) and says what came of
+  // it: why it stopped ({stopped, extra}), else whether a native
+  // submission ran and whether it had method=dialog (it only closes its
+  // dialog and sends nothing) or GET (watch emptied its entry list, unless
+  // a page handler stopped the submit event on its way).
+  const ourSubmit = async (w, el, fields, value) => {
+    const seen = w.submits.length;
+    const ours = submitForm(el, fields);
+    if (ours === "button_disabled") {
+      const moved = () => w.submits.length > seen || w.gone() || w.emptied();
+      await w.until(WAIT_MS, moved);
+      if (!w.left && !moved()) return { stopped: "button_disabled" };
+    }
+    const ev = w.submits.slice(seen).find((e) => evTarget(e) === ours);
+    if (!ev && w.invalid) return { stopped: "invalid", extra: { stoppedBy: nameOf(w.invalid, value) } };
+    const native = ev !== undefined && !prevented(ev), how = native && (methodOf(evTarget(ev), submitterOf(ev)) || "get");
+    return { native, dialog: how === "dialog", get: how === "get" };
+  };
   // afterInsert submits and leaves nothing in the page (PROTOCOL.md §3).
   const afterInsert = async (w, el, fields, kind, matched, form, value) => {
     const stop = (stopped, extra) => ({ submitted: false, navigated: w.left, cleared: w.clear(), stopped, ...extra, remains: w.holds() });
+    // A GET submission: cancel the navigation it planned (and that
+    // watch emptied).
+    const inURL = () => {
+      if (halt) Reflect.apply(halt, window, []);
+      return stop("method_get");
+    };
     if (!matched) return stop("not_matched");
     // A code widget may submit by itself once its last box is filled.
     const reacted = () => w.submits.length > 0 || w.gone() || w.emptied() || w.locked();
     if (kind === "one-time-code") await w.until(SELF_MS, reacted);
-    const byPage = w.left || reacted();
-    let native = false;
-    if (!byPage) {
+    let sent = { native: false, dialog: false, get: false };
+    if (!w.left && !reacted()) {
       if (!sameForm(formInfo(el, fields), form)) return stop("form_changed");
-      const seen = w.submits.length;
-      const ours = submitForm(el, fields);
-      if (ours === "button_disabled") {
-        const moved = () => w.submits.length > seen || w.gone() || w.emptied();
-        await w.until(WAIT_MS, moved);
-        if (!w.left && !moved()) return stop("button_disabled");
-      }
-      const ev = w.submits.slice(seen).find((e) => evTarget(e) === ours);
-      if (!ev && w.invalid) return stop("invalid", { stoppedBy: nameOf(w.invalid, value) });
-      // A native submission built its entry list inside the click: the
-      // value left with it, so clear at once and wait for the navigation.
-      native = ev !== undefined && !prevented(ev);
-      if (native) w.clear();
+      sent = await ourSubmit(w, el, fields, value);
+      if (sent.stopped) return stop(sent.stopped, sent.extra);
     }
+    if (w.urlBlocked || sent.get) return inURL();
+    // A native submission built its entry list inside the click: the
+    // value left with it, so clear at once and wait for the navigation.
+    const native = sent.native && !sent.dialog;
+    if (native) w.clear();
     // Give the page its moment: a navigation, the field going away, or the
-    // page changing the field (a script login that failed).
+    // page changing the field (a script login that failed, or one that
+    // reads the field when its dialog closes).
     await w.until(WAIT_MS, native ? () => false : () => w.gone() || w.emptied());
+    if (w.urlBlocked) return inURL();
     const cleared = w.clear() || native;
+    if (sent.dialog) return { submitted: false, navigated: w.left, cleared, stopped: "method_dialog", remains: w.holds() };
     return { submitted: true, navigated: w.left, cleared, remains: w.holds() };
   };
 

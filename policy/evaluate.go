@@ -57,7 +57,20 @@ type Destination struct {
 	// Button is true for the default submit button's destination
 	// (formaction, formtarget).
 	Button bool
+	// Method is how the submission sends the form, as the browser
+	// reported it: "post", "get" (the value would go into the URL),
+	// "dialog" (it only closes a dialog and sends nothing), or "" when
+	// the form names no method on a page with script (the in-page
+	// function keeps the value out of the URL at its own submit).
+	Method string
 }
+
+// Form methods (Destination.Method).
+const (
+	methodPost   = "post"
+	methodGet    = "get"
+	methodDialog = "dialog"
+)
 
 // Checks that refuse a request, as Decision.Check reports them.
 const (
@@ -68,6 +81,7 @@ const (
 	CheckFrame   = "frame"   // a frame above the focused one
 	CheckAgent   = "agent"   // the agent may not ask for this service
 	CheckForm    = "form"    // where the focused field's form sends the value
+	CheckMethod  = "method"  // how it sends it: never in the URL (method=get)
 )
 
 // Decision is Evaluate's answer.
@@ -95,7 +109,7 @@ func refuse(check, format string, args ...any) Decision {
 // function of p and in. It checks, in this order: the service, the
 // requested field kind, the path, the focused frame's origin, every frame
 // above it, the rules that apply (agent, field kinds, path), the focused
-// field itself, and where its form sends the value. A nil p means
+// field itself, and where and how its form sends the value. A nil p means
 // Default().
 func (p *Policy) Evaluate(in Input) Decision {
 	if p == nil {
@@ -237,8 +251,9 @@ func checkFieldKind(in Input, focused origin) (Decision, bool) {
 
 // checkForm refuses a form that may send the value anywhere but the
 // service: a field owned by a form elsewhere in the page, an action that
-// is not an http(s) URL on the service (https off loopback), or a target
-// other than the field's own frame. top says the focused frame is the
+// is not an http(s) URL on the service (https off loopback), a target
+// other than the field's own frame, or a method that would put the value
+// in the URL (checkMethod). top says the focused frame is the
 // top-level page, where _top and _parent are the frame itself. A field in
 // no form is allowed: only the page's own script can send it, and the
 // page is on the service.
@@ -273,8 +288,32 @@ func checkForm(f *Form, service service, focused origin, top bool) (Decision, bo
 		if !ownFrame(d.Target, top) {
 			return refuse(CheckForm, "%s into another frame or window (target %s); nothing was asked.", what, quote(d.Target)), false
 		}
+		if refusal, ok := checkMethod(d, focused); !ok {
+			return refusal, false
+		}
 	}
 	return Decision{}, true
+}
+
+// checkMethod refuses a destination whose submission would put the value
+// in its URL (method=get, which the browser also reports for a form that
+// names no method on a page without script), where the address bar, the
+// browser's history and server logs keep it, and a method the in-page
+// function never reports. "" (no method named, on a page with script) is
+// allowed: such forms are mostly submitted by script, and the in-page
+// function stops a native GET submission at its own submit.
+func checkMethod(d Destination, focused origin) (Decision, bool) {
+	what := "The form around the focused field on " + focused.String()
+	if d.Button {
+		what = "The submit button of the form around the focused field on " + focused.String()
+	}
+	switch asciiLower(d.Method) {
+	case "", methodPost, methodDialog:
+		return Decision{}, true
+	case methodGet:
+		return refuse(CheckMethod, "%s would put the value in its URL (method=get, or no method on a page without script), where the browser's history and server logs keep it; nothing was asked. The person has to sign in on this page themselves.", what), false
+	}
+	return refuse(CheckMethod, "%s sends it with a method the browser reported as %s, not post, get or dialog; nothing was asked.", what, quote(d.Method)), false
 }
 
 // ownFrame reports whether a form target names the field's own frame:

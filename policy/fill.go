@@ -52,7 +52,7 @@ func formInput(f *fill.FormInfo) *Form {
 	}
 	out := &Form{Elsewhere: f.Elsewhere}
 	for i, d := range f.Destinations() {
-		out.Destinations = append(out.Destinations, Destination{Action: d.Action, Target: d.Target, Button: i > 0})
+		out.Destinations = append(out.Destinations, Destination{Action: d.Action, Target: d.Target, Method: d.Method, Button: i > 0})
 	}
 	return out
 }

@@ -91,6 +91,7 @@ func TestDecidePassesTheForm(t *testing.T) {
 		"target":    {Destination: fill.Destination{Action: "https://github.com", Target: "x"}},
 		"submitter": {Destination: fill.Destination{Action: "https://github.com"}, Submitter: &fill.Destination{Action: "https://evil.test"}},
 		"elsewhere": {Destination: fill.Destination{Action: "https://github.com"}, Elsewhere: true},
+		"method":    {Destination: fill.Destination{Action: "https://github.com", Method: fill.MethodGet}},
 	} {
 		i := in
 		i.Form = f

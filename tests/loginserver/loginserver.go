@@ -2,9 +2,10 @@
 // loopback HTTP server with the login pages a service may have (a classic
 // POST form, a React 18 controlled form that logs in with fetch, a
 // two-step login, one-time codes in one field and in six boxes, forms
-// that send the value elsewhere, a field in no form, ...), which records
-// every request it receives. A test asks how many logins carried a value;
-// the value itself is only ever compared in memory, never printed.
+// that send the value elsewhere or would put it in their URL, a form in a
+// dialog, a field in no form, ...), which records every request it
+// receives. A test asks how many logins carried a value; the value itself
+// is only ever compared in memory, never printed.
 //
 // The React page loads React and ReactDOM from node_modules beside this
 // file (pinned in package-lock.json); tests/setup installs them with npm ci.

@@ -148,6 +148,67 @@ go.addEventListener("click", async (e) => {
 <form method=post action=/classic/login><input id=pw name=password type=password form=evil><button>Sign in</button></form>`,
 	"/target-frame": `<form method=post action=/classic/login target=side><input id=pw name=password type=password><button>Sign in</button></form>
 <iframe name=side src="/welcome" width=300 height=60></iframe>`,
+	// Forms that would put the value in their URL: method=get, and a
+	// post form whose submit button says formmethod=get. Both send to
+	// /classic/login, which takes only POST: a GET there is recorded, so a
+	// value in its URL would show.
+	"/get-form": `<form id=login method=get action=/classic/login>
+<input id=user name=user autocomplete=username>
+<input id=pw name=password type=password autocomplete=current-password>
+<button id=go>Sign in</button></form>`,
+	"/formmethod-get": `<form id=login method=post action=/classic/login>
+<input id=pw name=password type=password autocomplete=current-password>
+<button id=go formmethod=get>Sign in</button></form>`,
+	// A form that names no method, on a page whose script does not take
+	// the submit: the browser submits it with GET. sentEntries() is how
+	// many entries the last submission's entry list held when the page's
+	// own formdata listener saw it (-1 before any).
+	"/no-method": `<form id=login action=/classic/login>
+<input id=pw name=password type=password autocomplete=current-password>
+<button id=go>Sign in</button></form>
+<script>
+let entries = -1;
+addEventListener("formdata", (e) => { entries = Array.from(e.formData.keys()).length; });
+window.sentEntries = () => entries;
+</script>`,
+	// The same, with a submit handler that stops the event on its way
+	// (without cancelling the submit).
+	"/no-method-stopped": `<form id=login action=/classic/login>
+<input id=pw name=password type=password autocomplete=current-password>
+<button id=go>Sign in</button></form>
+<script>login.addEventListener("submit", (e) => e.stopPropagation());</script>`,
+	// Six boxes in a form that names no method and submits itself, with
+	// GET, once the last is filled.
+	"/split-get": `<form id=login action=/otp/verify>` + splitBoxes + `</form>
+<script>
+boxes.forEach((b) => b.addEventListener("input", () => { if (boxes.every((x) => x.value)) login.requestSubmit(); }));
+</script>`,
+	// A form that names no method and logs in with fetch, sending a
+	// FormData of the form that its submit handler builds (after an await
+	// with ?later): fillgate must leave that FormData alone.
+	"/formdata-login": `<form id=login action=/classic/login>
+<input id=pw name=password type=password autocomplete=current-password>
+<button id=go>Sign in</button></form>
+<script>
+login.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  let data = new FormData(login);
+  if (location.search.includes("later")) { await null; data = new FormData(login); }
+  const r = await fetch("/api/login", { method: "POST", body: new URLSearchParams(data) });
+  if (r.ok) location.href = "/welcome";
+});
+</script>`,
+	// A page that flips its form to GET once the value is in.
+	"/method-changes": `<form id=login method=post action=/classic/login><input id=pw name=password type=password><button>Sign in</button></form>
+<script>pw.addEventListener("input", () => { login.method = "get"; });</script>`,
+	// A login in a dialog whose form says method=dialog: its submit only
+	// closes the dialog and sends nothing. closedWith() is the dialog's
+	// return value once it closed ("" before).
+	"/dialog": `<dialog id=dlg open><form id=login method=dialog>
+<input id=pw name=password type=password autocomplete=current-password>
+<button id=go value=signin>Sign in</button></form></dialog>
+<script>window.closedWith = () => dlg.open ? "" : dlg.returnValue;</script>`,
+
 	// A page whose script points the form elsewhere once the value is in.
 	"/form-changes": `<form id=login method=post action=/classic/login><input id=pw name=password type=password><button>Sign in</button></form>
 <script>pw.addEventListener("input", () => { login.action = "OTHER/classic/login"; });</script>`,
