@@ -37,7 +37,10 @@ func goBack(t testing.TB, tb tab, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`history.back(), true`)); err != nil {
+	// The navigation starts after the evaluation has answered: started
+	// within it, it can destroy the page's context before the answer is
+	// sent ("Inspected target navigated or closed" on a loaded machine).
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`setTimeout(() => history.back(), 0), true`)); err != nil {
 		t.Fatalf("go back: %v", err)
 	}
 	for {

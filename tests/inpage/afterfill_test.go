@@ -89,7 +89,10 @@ func back(t *testing.T, tb *tab, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`history.back(), true`)); err != nil {
+	// The navigation starts after the evaluation has answered: started
+	// within it, it can destroy the page's context before the answer is
+	// sent ("Inspected target navigated or closed" on a loaded machine).
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`setTimeout(() => history.back(), 0), true`)); err != nil {
 		t.Fatalf("go back: %v", err)
 	}
 	for {
@@ -148,7 +151,8 @@ func TestAfterFill(t *testing.T) {
 		code := otpCode(t)
 		s.login.SetRight(code)
 		tb, _ := s.fill(t, "/otp", "otp", "one-time-code", "none", code)
-		tb.eval(`document.getElementById("otp").form.requestSubmit(), true`)
+		// Submitted after the evaluation answered (see back).
+		tb.eval(`setTimeout(() => document.getElementById("otp").form.requestSubmit(), 0), true`)
 		welcome(t, tb)
 		back(t, tb, "otp")
 		if !tb.holds("document.getElementById('otp')", code) {
