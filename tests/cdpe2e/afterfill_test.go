@@ -109,7 +109,12 @@ func TestSubmitAndLeaveNothing(t *testing.T) {
 		login.SetRight(code)
 		tb, b, in := open(t, "/split-auto", `document.getElementById("b0")`, fill.FieldOTP)
 		v := e.submit(b, in, code)
-		if !v.Inserted || !v.Submitted || v.Stopped != "" || v.Remains {
+		// The widget logs in and navigates by itself, as soon as its
+		// last box is filled: on a loaded machine the page may leave
+		// before the call could answer (unconfirmed, navigated), which
+		// is as right as a submit it saw. The service's count says what
+		// happened.
+		if !v.Inserted || !(v.Submitted || v.Unconfirmed && v.Navigated) || v.Stopped != "" || v.Remains {
 			t.Fatalf("verdict %+v", v)
 		}
 		welcomed(t, tb)

@@ -726,7 +726,7 @@ func TestCLI(t *testing.T) {
 		if o.Origin != sc.originA || o.Field != fill.FieldOTP {
 			t.Errorf("result %s: wrong origin or field", sc.safe(o.stdout))
 		}
-		if !fieldIs(t, tb.ctx, "otp", secret) {
+		if !takeField(t, tb.ctx, "otp", secret) {
 			t.Errorf("one-time-code field: value differed")
 		}
 		o.noPromptURL(sc, promptURL)
