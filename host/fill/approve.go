@@ -165,7 +165,10 @@ func (e *Engine) unprompted(q PlanQuery, plan Plan) (how, account string, ok boo
 		case !found:
 		case l.Stamp != plan.Stamp(l.Item):
 			// The value the person approved was forgotten or replaced
-			// since: the lease no longer covers.
+			// since: the lease no longer covers, and ends.
+			if err := e.Leases.End(l.ID); err != nil {
+				e.log().Warn("end a lease whose value is gone", "err", err)
+			}
 		case q.In.Watched && !l.Watched:
 			// A program is attached to the tab now, and was not (or the
 			// person was not told) when they approved: they decide again.

@@ -428,3 +428,23 @@ func TestDrivenDialogWarns(t *testing.T) {
 	n.zeroed(t)
 	n2.zeroed(t)
 }
+
+// TestLeaseOfAForgottenValueEnds: a lease whose saved value was forgotten
+// or replaced ends at the next fill that finds it, so the extension's
+// popup and `fillgate saved` stop listing it.
+func TestLeaseOfAForgottenValueEnds(t *testing.T) {
+	stamps := map[string]string{"": "stamp-1"}
+	r := newSavedRig(t, Plan{Approval: ApprovalLease, Lease: 10 * time.Minute, Saved: true, Stamps: stamps})
+	r.approves("", nil)
+	if res := r.fill(t); res.Status != StatusOK || len(r.state.LiveLeases(r.now)) != 1 {
+		t.Fatalf("first fill %s: %s", res.Status, res.Detail)
+	}
+	stamps[""] = "stamp-2" // forgotten, then remembered anew
+	r.b.onOpen = func(string) { r.p.answers <- Answer{Cancelled: true} }
+	if res := r.fill(t); res.Status != StatusCancelled {
+		t.Fatalf("after the value changed: %s %s; want a prompt (cancelled)", res.Status, res.Detail)
+	}
+	if ls := r.state.LiveLeases(r.now); len(ls) != 0 {
+		t.Errorf("the lease of the old value is still there: %+v", ls)
+	}
+}

@@ -59,6 +59,12 @@ func (s *MemState) LiveLeases(now time.Time) []Lease {
 }
 
 // EndLease ends the lease with id; it reports whether there was one.
+// End implements Leases: EndLease, which cannot fail.
+func (s *MemState) End(id string) error {
+	s.EndLease(id)
+	return nil
+}
+
 func (s *MemState) EndLease(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -190,6 +190,9 @@ type Leases interface {
 	// Grant records l, replacing a lease for the same agent, service,
 	// field, account and origin.
 	Grant(l Lease) error
+	// End ends the lease id, if it is there: one that no longer covers
+	// anything (its saved value was forgotten or replaced).
+	End(id string) error
 }
 
 // Notice is what the person is shown when a fill runs with no prompt.

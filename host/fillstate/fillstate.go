@@ -211,6 +211,12 @@ func (d *Dir) LiveLeases(now time.Time) ([]fill.Lease, error) {
 }
 
 // EndLease ends the lease with id; it reports whether there was one.
+// End implements fill.Leases: EndLease.
+func (d *Dir) End(id string) error {
+	_, err := d.EndLease(id)
+	return err
+}
+
 func (d *Dir) EndLease(id string) (bool, error) {
 	ended := false
 	err := d.update(time.Now(), func(s *state) bool {
