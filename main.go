@@ -179,7 +179,9 @@ type usageError struct{ error }
 
 type versionCmd struct{}
 
+// Run prints the version, and the commit and its date when known: stamped
+// into release builds, recorded by the Go toolchain in a checkout's build.
 func (versionCmd) Run(a *app) error {
-	fmt.Fprintf(a.stdout, "fillgate %s\n", manifest.Version)
+	fmt.Fprintf(a.stdout, "fillgate %s\n", manifest.Build())
 	return nil
 }

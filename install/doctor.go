@@ -133,8 +133,9 @@ var keyringFix = map[string]string{
 func (s *sys) doctorBinary(d *DoctorReport, version string) {
 	name := "fillgate"
 	if version != "" {
-		name += " " + version
+		name = binaryName(version)
 	}
+	from := s.installedFrom()
 	fi, err := s.FS.Stat(s.Binary)
 	switch {
 	case err != nil:
@@ -145,7 +146,14 @@ func (s *sys) doctorBinary(d *DoctorReport, version string) {
 		d.add(Check{Name: "binary", Level: Warn, Detail: name + " runs from a temporary build folder (" + s.Binary + "); browsers cannot start it once it is gone",
 			Fix: "go install fillgate, then run fillgate install"})
 	default:
-		d.add(Check{Name: "binary", Level: OK, Detail: name + " at " + s.tilde(s.Binary)})
+		detail := name + " at " + s.tilde(s.Binary)
+		if from.Name != "" {
+			detail += ", installed with " + from.Name
+		}
+		if from.Note != "" {
+			detail += " (" + from.Note + ")"
+		}
+		d.add(Check{Name: "binary", Level: OK, Detail: detail})
 	}
 }
 
@@ -284,13 +292,11 @@ func (s *sys) doctorHosts(ctx context.Context, d *DoctorReport, probes Probes, g
 			d.add(Check{Name: name, Level: Fail, Detail: "runs for " + where + ", but its extension is not connected", Fix: "reload fillgate on " + page})
 		case h.Paused:
 			d.add(Check{Name: name, Level: Warn, Detail: "fillgate is paused in " + where, Fix: "open fillgate's popup in the toolbar and turn it back on"})
-		case want != "" && h.ExtensionVersion != want:
-			d.add(Check{Name: name, Level: Warn, Detail: fmt.Sprintf("%s runs extension %q; this binary carries %q", where, h.ExtensionVersion, want),
-				Fix: "fillgate install, then reload fillgate on " + page})
-		case probes.Version != "" && h.Version != probes.Version:
-			d.add(Check{Name: name, Level: Warn, Detail: fmt.Sprintf("%s runs host %q; this binary is %q", where, h.Version, probes.Version),
-				Fix: "restart the browser so it starts this binary"})
 		default:
+			if c, ok := s.doctorVersions(h, name, where, page, want, probes.Version); ok {
+				d.add(c)
+				break
+			}
 			d.add(Check{Name: name, Level: OK, Detail: fmt.Sprintf("%s, extension %s connected", where, h.ExtensionVersion)})
 		}
 		if c, ok := doctorDrive(h, where); ok {

@@ -240,8 +240,9 @@ func TestDoctorHostProblems(t *testing.T) {
 	}{
 		{HostStatus{PID: 7, Version: "0.1.0", Browser: "chrome"}, Fail, "runs for chrome, but its extension is not connected", "reload fillgate on chrome://extensions"},
 		{HostStatus{PID: 7, Version: "0.1.0", Browser: "firefox", Connected: true, Paused: true, ExtensionVersion: v}, Warn, "fillgate is paused in firefox", "open fillgate's popup in the toolbar and turn it back on"},
-		{HostStatus{PID: 7, Version: "0.1.0", Browser: "chrome", Connected: true, ExtensionVersion: "0.0.9"}, Warn, `chrome runs extension "0.0.9"; this binary carries "` + v + `"`, "fillgate install, then reload fillgate on chrome://extensions"},
-		{HostStatus{PID: 7, Version: "0.0.9", Browser: "chrome", Connected: true, ExtensionVersion: v}, Warn, `chrome runs host "0.0.9"; this binary is "0.1.0"`, "restart the browser so it starts this binary"},
+		{HostStatus{PID: 7, Version: "0.1.0", Browser: "chrome", Connected: true, ExtensionVersion: "0.0.9"}, Warn, `chrome runs extension "0.0.9" with host "0.1.0"; the two must be the same version`, "fillgate install, then reload fillgate on chrome://extensions"},
+		{HostStatus{PID: 7, Version: "0.0.9", Browser: "chrome", Connected: true, ExtensionVersion: v}, Warn, `chrome runs extension "` + v + `" with host "0.0.9"`, "fillgate install, then reload fillgate on chrome://extensions"},
+		{HostStatus{PID: 7, Version: "0.0.9", Browser: "chrome", Connected: true, ExtensionVersion: "0.0.9"}, Warn, `chrome runs extension "0.0.9"; this binary carries "` + v + `"`, "fillgate install, then reload fillgate on chrome://extensions"},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -41,9 +42,9 @@ func ParseCaller(args []string) (Caller, error) {
 				return Caller{}, fmt.Errorf("unexpected argument %q after the caller origin", a)
 			}
 		}
-		if args[0] != ExtensionOrigin {
+		if !slices.Contains(ChromiumOrigins, args[0]) {
 			return Caller{}, fmt.Errorf("called by %s, which is not fillgate's extension (%s); "+
-				"load fillgate's extension, or re-run fillgate install", args[0], ExtensionOrigin)
+				"load fillgate's extension, or re-run fillgate install", args[0], strings.Join(ChromiumOrigins, " or "))
 		}
 		return Caller{Family: Chromium, ID: args[0]}, nil
 	}

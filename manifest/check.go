@@ -55,8 +55,12 @@ func (h Host) Check(f Family, isAbs func(string) bool) []Problem {
 			add("allowed_origins", "is missing, so no extension may connect")
 			break
 		}
-		if !slices.Contains(h.AllowedOrigins, ExtensionOrigin) {
-			add("allowed_origins", "does not list %s (it lists %s)", ExtensionOrigin, strings.Join(h.AllowedOrigins, ", "))
+		// The unpacked copy's origin and each store's: a manifest written
+		// before fillgate was listed in a store keeps the store copy out.
+		for _, want := range ChromiumOrigins {
+			if !slices.Contains(h.AllowedOrigins, want) {
+				add("allowed_origins", "does not list %s (it lists %s)", want, strings.Join(h.AllowedOrigins, ", "))
+			}
 		}
 		for _, o := range h.AllowedOrigins {
 			if !originPattern.MatchString(o) {

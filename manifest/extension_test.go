@@ -16,6 +16,7 @@ func TestExtensionManifestMatchesIdentity(t *testing.T) {
 	data, err := extension.Files.ReadFile("manifest.json")
 	require.NoError(t, err)
 	var m struct {
+		Version  string `json:"version"`
 		Key      string `json:"key"`
 		Settings struct {
 			Gecko struct {
@@ -31,4 +32,6 @@ func TestExtensionManifestMatchesIdentity(t *testing.T) {
 	assert.Equal(t, ExtensionID, id, "the key in extension/manifest.json yields another extension id")
 	assert.Equal(t, ExtensionKey, m.Key)
 	assert.Equal(t, FirefoxID, m.Settings.Gecko.ID, "browser_specific_settings.gecko.id")
+	// One version: the host's is the extension's (docs/release.md).
+	assert.Equal(t, Version, m.Version, "manifest.Version and extension/manifest.json's version")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Family is a browser family. It decides which allow-list a host manifest
@@ -48,7 +49,7 @@ func New(f Family, binary string) (Host, error) {
 	h := Host{Name: HostName, Description: Description, Path: binary, Type: "stdio"}
 	switch f {
 	case Chromium:
-		h.AllowedOrigins = []string{ExtensionOrigin}
+		h.AllowedOrigins = slices.Clone(ChromiumOrigins)
 	case Firefox:
 		h.AllowedExtensions = []string{FirefoxID}
 	default:

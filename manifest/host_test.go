@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"path"
 	"strings"
 	"testing"
 
@@ -36,6 +37,11 @@ func TestIDFromKeyRejectsBadBase64(t *testing.T) {
 	assert.ErrorContains(t, err, "not base64")
 }
 
+// unixAbs checks paths as for a Unix target: the manifests here carry
+// Unix paths, so the tests hold on every OS they run on (Windows under
+// tests/windows included; TestCheckUsesTargetAbs checks a Windows path).
+var unixAbs = path.IsAbs
+
 func TestNewChromium(t *testing.T) {
 	h, err := New(Chromium, "/usr/local/bin/fillgate")
 	require.NoError(t, err)
@@ -52,7 +58,7 @@ func TestNewChromium(t *testing.T) {
 }
 `
 	assert.Equal(t, want, string(b))
-	assert.Empty(t, h.Check(Chromium, nil))
+	assert.Empty(t, h.Check(Chromium, unixAbs))
 }
 
 func TestNewFirefox(t *testing.T) {
@@ -65,7 +71,7 @@ func TestNewFirefox(t *testing.T) {
   ]`)
 	assert.NotContains(t, string(b), "allowed_origins")
 	assert.Contains(t, string(b), `"/opt/fill&gate/fillgate"`, "paths are not HTML-escaped")
-	assert.Empty(t, h.Check(Firefox, nil))
+	assert.Empty(t, h.Check(Firefox, unixAbs))
 }
 
 func TestNewRejects(t *testing.T) {
@@ -118,7 +124,7 @@ func TestCheckFindsEachProblem(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ps := c.host.Check(c.family, nil)
+			ps := c.host.Check(c.family, unixAbs)
 			require.Len(t, ps, 1, "%v", ps)
 			assert.Equal(t, c.field, ps[0].Field)
 			assert.Contains(t, ps[0].Detail, c.detail)

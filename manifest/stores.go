@@ -1,0 +1,93 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+)
+
+// The ids the browsers' stores assigned to fillgate's extension.
+//
+// A Chromium-family browser takes an unpacked extension's id from the
+// "key" in its manifest.json (ExtensionID). A store assigns its own id at
+// the first upload, from a key pair it keeps, and the Chrome Web Store
+// refuses a package whose manifest.json has a "key" ("key field is not
+// allowed in manifest"; see docs/release.md). So the store copy runs under
+// another id, and a host manifest must allow it as well as the unpacked
+// one, or the browser does not let the store copy start fillgate.
+//
+// Set each id here, in a reviewed commit, once its store has assigned it
+// (the dashboard shows it as the item id). It never changes after that.
+// Empty: not listed in that store yet. Firefox needs nothing here: AMO
+// keeps the add-on id in manifest.json (FirefoxID).
+const (
+	// ChromeWebStoreID is the id in the Chrome Web Store, which Chrome,
+	// Chromium, Brave, Vivaldi and Opera install from.
+	ChromeWebStoreID = ""
+	// EdgeAddonsID is the id in Microsoft Edge Add-ons.
+	EdgeAddonsID = ""
+	// AMOSlug names the add-on's listing on addons.mozilla.org
+	// (addons.mozilla.org/firefox/addon/<slug>/); empty until listed.
+	AMOSlug = ""
+)
+
+// Store is a store that lists fillgate's extension.
+type Store struct {
+	Name   string // "Chrome Web Store"
+	Family Family
+	ID     string // the id it assigned (Chromium family), or FirefoxID
+	Page   string // the listing, where a person installs it
+}
+
+// Stores are the stores that list fillgate's extension now: none until a
+// maintainer sets the ids above.
+func Stores() []Store {
+	var s []Store
+	if ChromeWebStoreID != "" {
+		s = append(s, Store{Name: "Chrome Web Store", Family: Chromium, ID: ChromeWebStoreID,
+			Page: "https://chromewebstore.google.com/detail/" + ChromeWebStoreID})
+	}
+	if EdgeAddonsID != "" {
+		s = append(s, Store{Name: "Microsoft Edge Add-ons", Family: Chromium, ID: EdgeAddonsID,
+			Page: "https://microsoftedge.microsoft.com/addons/detail/" + EdgeAddonsID})
+	}
+	if AMOSlug != "" {
+		s = append(s, Store{Name: "Firefox Add-ons", Family: Firefox, ID: FirefoxID,
+			Page: "https://addons.mozilla.org/firefox/addon/" + AMOSlug + "/"})
+	}
+	return s
+}
+
+// ChromiumOrigins are the caller origins fillgate's host accepts from a
+// Chromium-family browser, and so the allowed_origins of the host
+// manifests it writes: the unpacked extension's (ExtensionOrigin) first,
+// then each store's.
+var ChromiumOrigins = chromiumOrigins(ExtensionID, ChromeWebStoreID, EdgeAddonsID)
+
+// idPattern is a Chromium extension id: 32 letters a to p.
+var idPattern = regexp.MustCompile(`^[a-p]{32}$`)
+
+// chromiumOrigins is the origin of each id, skipping empty ones (a store
+// that does not list fillgate yet). A malformed id panics: Chromium
+// rejects a host manifest with a malformed origin whole, so one would
+// lock every browser out.
+func chromiumOrigins(ids ...string) []string {
+	var out []string
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		if !idPattern.MatchString(id) {
+			panic(fmt.Sprintf("manifest: extension id %q is not 32 letters a to p", id))
+		}
+		out = append(out, "chrome-extension://"+id+"/")
+	}
+	return out
+}
+
+// IsStoreOrigin reports whether origin is fillgate's extension as a store
+// installed it, not the unpacked copy. (Firefox's add-on id is the same
+// either way.)
+func IsStoreOrigin(origin string) bool {
+	return origin != ExtensionOrigin && slices.Contains(ChromiumOrigins, origin)
+}
