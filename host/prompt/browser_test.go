@@ -111,6 +111,9 @@ func TestInRealChromium(t *testing.T) {
 		if id := eval[string](t, tab, `document.activeElement.id`); id != "value" {
 			t.Errorf("focused element on load is %q, want the password input", id)
 		}
+		if title := eval[string](t, tab, `document.title`); title != "fillgate — password for github.com" {
+			t.Errorf("the title once the prompt can take an answer is %q", title)
+		}
 		if r := eval[string](t, tab, `getComputedStyle(document.querySelector("main")).borderTopLeftRadius`); r != "12px" {
 			t.Errorf("the page's style did not apply (CSP hash?): main border radius %q", r)
 		}
@@ -457,6 +460,9 @@ func TestWithoutJavaScriptInRealChromium(t *testing.T) {
 	}
 	if eval[bool](t, tab, `document.getElementById("value").getClientRects().length > 0 || !document.getElementById("send").hidden`) {
 		t.Errorf("without JavaScript the page offers a field or a Send button")
+	}
+	if title := eval[string](t, tab, `document.title`); title != "fillgate — opening the prompt" {
+		t.Errorf("without JavaScript the title is %q: it must not name a prompt that cannot be answered", title)
 	}
 	if err := chromedp.Do(tab, chromedp.Click("#cancel")); err != nil {
 		t.Fatalf("click Cancel: %v", err)

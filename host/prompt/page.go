@@ -134,7 +134,7 @@ you type before it leaves this page, and without it nothing can be sent. You can
 {{- if .Message}}
 <p class="msg" role="alert">{{.Message}}</p>
 {{- end}}
-<div id="answer" hidden data-key="{{.Key}}" data-path="{{.Action}}" data-closes-in="{{.ClosesIn}}">
+<div id="answer" hidden data-key="{{.Key}}" data-path="{{.Action}}" data-closes-in="{{.ClosesIn}}" data-title="{{.Ready}}">
 {{- if .From}}
 <section id="saved" aria-labelledby="savedhead">
 <h2 id="savedhead">Use the saved {{.Noun}}</h2>
@@ -190,7 +190,8 @@ var (
 // formData is what the form page shows. Every string is display text
 // (see display) and the template escapes it.
 type formData struct {
-	Title   string // the window title
+	Title   string // the window title until the script can take an answer
+	Ready   string // the window title once it can
 	Label   string // "Password" or "One-time code"
 	Noun    string // "password" or "one-time code"
 	Service string
@@ -312,7 +313,8 @@ func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.T
 		Ask:      capitalize(display(info.Ask)),
 		Remember: info.Remember,
 		Hint:     hint,
-		Title:    "fillgate — " + noun + " for " + service,
+		Title:    "fillgate — opening the prompt",
+		Ready:    "fillgate — " + noun + " for " + service,
 		Label:    label,
 		Noun:     noun,
 		Service:  service,

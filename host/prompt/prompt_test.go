@@ -165,8 +165,11 @@ func TestPageNamesAgentServiceOriginField(t *testing.T) {
 					t.Errorf("page text lacks %q:\n%s", want, text)
 				}
 			}
-			if got := titleOf(t, doc); got != tc.title {
-				t.Errorf("title %q, want %q", got, tc.title)
+			if got := titleOf(t, doc); got != "fillgate — opening the prompt" {
+				t.Errorf("title before the script runs %q, want fillgate — opening the prompt", got)
+			}
+			if got := elementTag(t, doc, `<div id="answer"`); !strings.Contains(got, `data-title="`+tc.title+`"`) {
+				t.Errorf("the title once answerable is not %q: %s", tc.title, got)
 			}
 			input := elementTag(t, doc, `<input id="value"`)
 			for _, a := range tc.attrs {

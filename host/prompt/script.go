@@ -36,6 +36,10 @@ package prompt
 //
 // html/template drops JavaScript comments, which would break the hash, so
 // the script has none.
+//
+// The window's title names the prompt only once the script can take an
+// answer (and has put the focus where the person types): a person, or a
+// test standing for one, who waits for that title loses no key.
 const pageScript = `
 "use strict";
 (() => {
@@ -220,6 +224,7 @@ const pageScript = `
 
   if (!window.isSecureContext || !crypto.subtle) return finish("failed");
   box.hidden = send.hidden = hint.hidden = false;
+  document.title = box.dataset.title;
   if (expired()) finish("expired");
   else (askField || approveButton || field).focus();
 })();
