@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,9 +47,9 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 func TestRememberAtTheTerminal(t *testing.T) {
 	isolate(t)
 	secretservice.Start(t)
-	bin := filepath.Join(t.TempDir(), "fillgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := builtBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	master, slave := openPTY(t)
 	cmd := exec.Command(bin, "remember", "--service", "github.com", "--account", "alice")
