@@ -164,7 +164,44 @@ func TestInstallEveryWindowsBrowserGolden(t *testing.T) {
 	r, err = Uninstall(context.Background(), windowsOpts(m, reg))
 	require.NoError(t, err)
 	assert.Empty(t, reg.snapshot())
+	assert.Equal(t, []string{`HKCU\Software`}, reg.all(), "uninstall leaves no key install created, parents included")
 	assert.Len(t, r.Registry, 6)
+	assert.Equal(t, []string{memKey(winBin)}, m.files())
+}
+
+// TestUninstallWindowsKeepsParentsItDidNotMake: the keys above fillgate's
+// that existed before install stay, and so does one install made but
+// something else has used since; the rest go.
+func TestUninstallWindowsKeepsParentsItDidNotMake(t *testing.T) {
+	m, reg := newMemFS(), newMemRegistry()
+	// Chrome is installed (its key holds a value); Edge is not.
+	require.NoError(t, reg.SetDefault(HKCU, `Software\Google\Chrome`, "chrome"))
+	_, err := Install(context.Background(), windowsOpts(m, reg, "chrome", "edge", "firefox"))
+	require.NoError(t, err)
+	assert.Contains(t, reg.all(), `HKCU\Software\Microsoft\Edge\NativeMessagingHosts`)
+	// Another program's host appears under Firefox's parent meanwhile.
+	require.NoError(t, reg.SetDefault(HKCU, `Software\Mozilla\NativeMessagingHosts\other.host`, `C:\other.json`))
+
+	_, err = Uninstall(context.Background(), windowsOpts(m, reg))
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		`HKCU\Software`,
+		`HKCU\Software\Google`,
+		`HKCU\Software\Google\Chrome`,
+		`HKCU\Software\Mozilla`,
+		`HKCU\Software\Mozilla\NativeMessagingHosts`,
+		`HKCU\Software\Mozilla\NativeMessagingHosts\other.host`,
+	}, reg.all())
+	rec, err := m.ReadFile(`C:\Users\u\AppData\Local\fillgate\install.json`)
+	require.NoError(t, err, "the record keeps the parent key it could not delete yet")
+	assert.Contains(t, string(rec), `"key": "Software\\Mozilla\\NativeMessagingHosts"`)
+	assert.NotContains(t, string(rec), `Edge`)
+
+	// Once the other host is gone, the next uninstall takes the rest.
+	require.NoError(t, reg.DeleteKey(HKCU, `Software\Mozilla\NativeMessagingHosts\other.host`))
+	_, err = Uninstall(context.Background(), windowsOpts(m, reg))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`HKCU\Software`, `HKCU\Software\Google`, `HKCU\Software\Google\Chrome`}, reg.all())
 	assert.Equal(t, []string{memKey(winBin)}, m.files())
 }
 

@@ -2,6 +2,7 @@ package install
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"path"
@@ -190,13 +191,18 @@ func (m *memFS) snapshot() map[string]string {
 	return out
 }
 
-// memRegistry is a fake Windows registry.
+// memRegistry is a fake Windows registry: keys, each with an optional
+// default value. Setting a key's value creates it and its parents, as
+// RegCreateKeyEx does.
 type memRegistry struct {
 	mu   sync.Mutex
 	keys map[string]string // root\key -> default value
+	made map[string]bool   // root\key of every existing key, parents included
 }
 
-func newMemRegistry() *memRegistry { return &memRegistry{keys: map[string]string{}} }
+func newMemRegistry() *memRegistry {
+	return &memRegistry{keys: map[string]string{}, made: map[string]bool{}}
+}
 
 func (r *memRegistry) Default(root Root, key string) (string, bool, error) {
 	r.mu.Lock()
@@ -208,15 +214,52 @@ func (r *memRegistry) Default(root Root, key string) (string, bool, error) {
 func (r *memRegistry) SetDefault(root Root, key, value string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.keys[string(root)+`\`+key] = value
+	p := string(root) + `\` + key
+	r.keys[p] = value
+	for ; strings.Contains(p, `\`); p = p[:strings.LastIndexByte(p, '\\')] {
+		r.made[p] = true
+	}
 	return nil
 }
 
 func (r *memRegistry) DeleteKey(root Root, key string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.keys, string(root)+`\`+key)
+	p := string(root) + `\` + key
+	for k := range r.made {
+		if strings.HasPrefix(k, p+`\`) {
+			return fmt.Errorf("delete %s: it has subkeys", p)
+		}
+	}
+	delete(r.keys, p)
+	delete(r.made, p)
 	return nil
+}
+
+func (r *memRegistry) Entries(root Root, key string) (int, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := string(root) + `\` + key
+	if !r.made[p] {
+		return 0, false, nil
+	}
+	n := 0
+	if _, ok := r.keys[p]; ok {
+		n++
+	}
+	for k := range r.made {
+		if rest, ok := strings.CutPrefix(k, p+`\`); ok && !strings.Contains(rest, `\`) {
+			n++
+		}
+	}
+	return n, true, nil
+}
+
+// all lists every key, parents included.
+func (r *memRegistry) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.made))
 }
 
 func (r *memRegistry) snapshot() map[string]string {

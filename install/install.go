@@ -288,12 +288,42 @@ func (s *sys) installKey(kt *keyTarget, rec *record, fileConflict bool) (Key, er
 		return k, nil
 	}
 	if k.Status != Unchanged {
+		parents, err := s.missingKeys(kt.root, kt.key)
+		if err != nil {
+			return k, err
+		}
+		// Recorded before the write: a failed write may have made some.
+		rec.putKeyDirs(kt.root, parents)
 		if err := s.Registry.SetDefault(kt.root, kt.key, kt.file.path); err != nil {
 			return k, fmt.Errorf("%w%s", err, s.sudoHint())
 		}
 	}
 	rec.putKey(kt.root, kt.key, kt.file.path, kt.browsers)
 	return k, nil
+}
+
+// missingKeys lists the parents of key that do not exist, deepest first,
+// below the root's first level (Software), which always exists.
+func (s *sys) missingKeys(root Root, key string) ([]string, error) {
+	var out []string
+	for k := key; ; {
+		i := strings.LastIndexByte(k, '\\')
+		if i < 0 {
+			return out, nil
+		}
+		k = k[:i]
+		if !strings.ContainsRune(k, '\\') {
+			return out, nil
+		}
+		_, ok, err := s.Registry.Entries(root, k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return out, nil
+		}
+		out = append(out, k)
+	}
 }
 
 // missingDirs lists dir and those of its parents that do not exist, for

@@ -24,8 +24,18 @@ type record struct {
 	Keys    []recordKey  `json:"keys,omitempty"`
 	// Dirs are the folders install created for manifests; uninstall
 	// removes those left empty.
-	Dirs      []string         `json:"dirs,omitempty"`
+	Dirs []string `json:"dirs,omitempty"`
+	// KeyDirs are the registry keys install created above its own keys
+	// (NativeMessagingHosts, and the browser's keys when the browser is
+	// not installed); uninstall deletes those left empty.
+	KeyDirs   []recordKeyDir   `json:"key_dirs,omitempty"`
 	Extension *recordExtension `json:"extension,omitempty"`
+}
+
+// recordKeyDir is a registry key install created as a parent of its own.
+type recordKeyDir struct {
+	Root Root   `json:"root"`
+	Key  string `json:"key"`
 }
 
 // recordFile is a manifest install wrote, with the digest of its content.
@@ -76,7 +86,7 @@ func (s *sys) loadRecord(dir string) (*record, error) {
 // saveRecord writes the record, or removes it when it lists nothing.
 func (s *sys) saveRecord(dir string, r *record) error {
 	p := s.p.join(dir, recordName)
-	if len(r.Files) == 0 && len(r.Keys) == 0 && len(r.Dirs) == 0 && r.Extension == nil {
+	if len(r.Files) == 0 && len(r.Keys) == 0 && len(r.Dirs) == 0 && len(r.KeyDirs) == 0 && r.Extension == nil {
 		if err := s.FS.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove the install record: %w", err)
 		}
@@ -139,6 +149,16 @@ func (r *record) dropFile(path string) {
 
 func (r *record) dropKey(root Root, key string) {
 	r.Keys = slices.DeleteFunc(r.Keys, func(k recordKey) bool { return k.Root == root && k.Key == key })
+}
+
+// putKeyDirs records parent keys install created.
+func (r *record) putKeyDirs(root Root, keys []string) {
+	for _, k := range keys {
+		d := recordKeyDir{Root: root, Key: k}
+		if !slices.Contains(r.KeyDirs, d) {
+			r.KeyDirs = append(r.KeyDirs, d)
+		}
+	}
 }
 
 func union(a, b []string) []string {

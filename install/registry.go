@@ -23,4 +23,8 @@ type Registry interface {
 	SetDefault(root Root, key, value string) error
 	// DeleteKey deletes key, which must have no subkeys.
 	DeleteKey(root Root, key string) error
+	// Entries counts key's subkeys and values; ok is false when key does
+	// not exist. Install records the parent keys it creates (ok false
+	// before), and uninstall deletes those left with no entries.
+	Entries(root Root, key string) (n int, ok bool, err error)
 }

@@ -63,6 +63,27 @@ func (winRegistry) SetDefault(root Root, key, value string) error {
 	return nil
 }
 
+// Entries implements Registry.
+func (winRegistry) Entries(root Root, key string) (int, bool, error) {
+	rk, err := rootKey(root)
+	if err != nil {
+		return 0, false, err
+	}
+	k, err := registry.OpenKey(rk, key, registry.QUERY_VALUE|registry.ENUMERATE_SUB_KEYS|registry.WOW64_64KEY)
+	if errors.Is(err, registry.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("open %s\\%s: %w", root, key, err)
+	}
+	defer k.Close()
+	st, err := k.Stat()
+	if err != nil {
+		return 0, false, fmt.Errorf("read %s\\%s: %w", root, key, err)
+	}
+	return int(st.SubKeyCount) + int(st.ValueCount), true, nil
+}
+
 // DeleteKey deletes in the view of the running process, which for the
 // 64-bit builds fillgate ships is the 64-bit view.
 func (winRegistry) DeleteKey(root Root, key string) error {

@@ -75,6 +75,9 @@ func Uninstall(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
+	if err := s.removeEmptyKeys(rec); err != nil {
+		return r, err
+	}
 	if err := s.removeEmptyDirs(rec); err != nil {
 		return r, err
 	}
@@ -131,6 +134,30 @@ func (s *sys) removeEmptyDirs(rec *record) error {
 			}
 		}
 		rec.Dirs = slices.DeleteFunc(rec.Dirs, func(x string) bool { return x == d })
+	}
+	return nil
+}
+
+// removeEmptyKeys deletes the registry keys install created above its own
+// that no longer hold a subkey or a value, deepest first, and forgets
+// those that are gone. A key that holds anything (a browser installed
+// since, another program's host) stays, and stays recorded.
+func (s *sys) removeEmptyKeys(rec *record) error {
+	keys := slices.Clone(rec.KeyDirs)
+	slices.SortFunc(keys, func(a, b recordKeyDir) int { return len(b.Key) - len(a.Key) })
+	for _, kd := range keys {
+		n, ok, err := s.Registry.Entries(kd.Root, kd.Key)
+		switch {
+		case err != nil:
+			return err
+		case ok && n > 0:
+			continue
+		case ok && !s.DryRun:
+			if err := s.Registry.DeleteKey(kd.Root, kd.Key); err != nil {
+				return fmt.Errorf("%w%s", err, s.sudoHint())
+			}
+		}
+		rec.KeyDirs = slices.DeleteFunc(rec.KeyDirs, func(x recordKeyDir) bool { return x == kd })
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ fields = ["password"]
 
 func mustParse(t testing.TB, text string) *Policy {
 	t.Helper()
-	p, err := Parse("test.policy", []byte(text))
+	p, err := Parse("test.policy", []byte(osText(text)))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -47,7 +47,7 @@ func base() Input {
 		Field:     fieldPassword,
 		Origins:   []string{"https://github.com"},
 		FieldKind: fieldPassword,
-		AgentExe:  "/usr/bin/agent",
+		AgentExe:  osPath("/usr/bin/agent"),
 		Via:       ViaExtension,
 	}
 }
@@ -169,10 +169,10 @@ func TestEvaluate(t *testing.T) {
 		{name: "frame on other port", edit: svc("nas.lan:8443", "https://nas.lan:8443", "https://nas.lan:9443"), check: CheckFrame, detail: "inside a page from https://nas.lan:9443, which is on port 9443"},
 		{name: "frame on same port", edit: svc("nas.lan:8443", "https://nas.lan:8443", "https://nas.lan:8443")},
 		{name: "rule with port holds", p: rules, edit: func(in *Input) {
-			in.Service, in.Origins, in.AgentExe = "nas.lan:8443", []string{"https://nas.lan:8443"}, "/usr/bin/other"
+			in.Service, in.Origins, in.AgentExe = "nas.lan:8443", []string{"https://nas.lan:8443"}, osPath("/usr/bin/other")
 		}, check: CheckAgent},
 		{name: "rule with port, other port", p: rules, edit: func(in *Input) {
-			in.Service, in.Origins, in.AgentExe = "nas.lan:9443", []string{"https://nas.lan:9443"}, "/usr/bin/other"
+			in.Service, in.Origins, in.AgentExe = "nas.lan:9443", []string{"https://nas.lan:9443"}, osPath("/usr/bin/other")
 		}},
 		{name: "rule with v6 port holds", p: rules, edit: func(in *Input) {
 			in.Service, in.Origins, in.Field, in.FieldKind = "[::1]:8443", []string{"https://[::1]:8443"}, fieldOTP, fieldOTP
@@ -253,10 +253,10 @@ func TestEvaluate(t *testing.T) {
 		// Rules: agents, fields, paths.
 		{name: "rule allows", p: rules, edit: svc("guarded.example", "https://guarded.example")},
 		{name: "rule, other agent", p: rules, edit: func(in *Input) {
-			in.Service, in.Origins, in.AgentExe = "guarded.example", []string{"https://guarded.example"}, "/usr/bin/other"
-		}, check: CheckAgent, detail: `"/usr/bin/other" is not one of them`},
+			in.Service, in.Origins, in.AgentExe = "guarded.example", []string{"https://guarded.example"}, osPath("/usr/bin/other")
+		}, check: CheckAgent, detail: quote(osPath("/usr/bin/other")) + " is not one of them"},
 		{name: "rule, agent path prefix", p: rules, edit: func(in *Input) {
-			in.Service, in.Origins, in.AgentExe = "guarded.example", []string{"https://guarded.example"}, "/usr/bin/agent2"
+			in.Service, in.Origins, in.AgentExe = "guarded.example", []string{"https://guarded.example"}, osPath("/usr/bin/agent2")
 		}, check: CheckAgent},
 		{name: "rule, unknown agent", p: rules, edit: func(in *Input) {
 			in.Service, in.Origins, in.AgentExe = "guarded.example", []string{"https://guarded.example"}, ""
@@ -268,14 +268,14 @@ func TestEvaluate(t *testing.T) {
 			in.Service, in.Origins, in.Via = "guarded.example", []string{"https://guarded.example"}, ViaCDP
 		}, check: CheckVia, detail: "only through the extension, not the DevTools protocol"},
 		{name: "parent rule holds for subdomain service", p: rules, edit: func(in *Input) {
-			in.Service, in.Origins, in.AgentExe = "accounts.example.org", []string{"https://accounts.example.org"}, "/usr/bin/other"
+			in.Service, in.Origins, in.AgentExe = "accounts.example.org", []string{"https://accounts.example.org"}, osPath("/usr/bin/other")
 		}, check: CheckAgent},
 		{name: "parent rule, listed agent", p: rules, edit: svc("accounts.example.org", "https://accounts.example.org")},
 		{name: "both rules hold", p: rules, edit: func(in *Input) {
-			in.Service, in.Origins, in.AgentExe = "example.org", []string{"https://login.example.org", "https://portal.example.net"}, "/usr/bin/other"
+			in.Service, in.Origins, in.AgentExe = "example.org", []string{"https://login.example.org", "https://portal.example.net"}, osPath("/usr/bin/other")
 		}, check: CheckAgent},
 		{name: "ancestors from the nearer rule", p: rules, edit: svc("example.org", "https://login.example.org", "https://portal.example.net")},
-		{name: "rule for other service", p: rules, edit: func(in *Input) { in.AgentExe = "/usr/bin/other"; in.Via = ViaCDP }},
+		{name: "rule for other service", p: rules, edit: func(in *Input) { in.AgentExe = osPath("/usr/bin/other"); in.Via = ViaCDP }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -14,14 +14,14 @@ func TestDecideMapsEveryInput(t *testing.T) {
 		Origins: []string{"https://guarded.example"},
 		Field:   fill.FieldInfo{Kind: fill.FieldPassword},
 	}
-	agent := fill.Agent{Name: "agent", PID: 1, Exe: "/usr/bin/agent"}
+	agent := fill.Agent{Name: "agent", PID: 1, Exe: osPath("/usr/bin/agent")}
 	if ok, detail := p.Decide("guarded.example", fill.FieldPassword, agent, in, fill.ViaExtension); !ok {
 		t.Fatalf("Decide refused: %s", detail)
 	}
 	refusals := map[string]func() (bool, string){
 		"agent": func() (bool, string) {
 			a := agent
-			a.Exe = "/usr/bin/other"
+			a.Exe = osPath("/usr/bin/other")
 			return p.Decide("guarded.example", fill.FieldPassword, a, in, fill.ViaExtension)
 		},
 		"via": func() (bool, string) {

@@ -27,6 +27,7 @@ func TestLegacyEveryKey(t *testing.T) {
 		"allow_via = extension, cdp\n" +
 		"[ service   127.0.0.1 ]\n" +
 		"fields = one-time-code\n"
+	text = osText(text)
 	got, err := ParseLegacy("every.policy", []byte(text))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -45,7 +46,7 @@ func TestLegacyEveryKey(t *testing.T) {
 			{
 				Service:        "github.com",
 				FrameAncestors: []string{"https://portal.example.net", "http://localhost:3000"},
-				Agents:         []string{"/usr/local/bin/claude", "/opt/bin/agent"},
+				Agents:         []string{osPath("/usr/local/bin/claude"), osPath("/opt/bin/agent")},
 				Fields:         []string{fieldOTP, fieldPassword},
 				AllowVia:       []string{ViaExtension, ViaCDP},
 			},
@@ -68,7 +69,7 @@ func TestLegacyEveryKey(t *testing.T) {
 	}
 	for _, keep := range []string{"# every key\r\n", "rate_limit = \"10/30s\" # ten per half minute\n", "[service.\"GitHub.com\"]\n", "\tprompt_opener = \"cdp-tab\"\n", "prompt_budget = \"2m\"\r\n",
 		"agents = [\"/usr/local/bin/claude\", \"/opt/agent dir/../bin/agent\"]\n", "[service.\"127.0.0.1\"]\n"} {
-		if !strings.Contains(string(converted), keep) {
+		if keep = osText(keep); !strings.Contains(string(converted), keep) {
 			t.Errorf("the converted file does not hold %q:\n%s", keep, converted)
 		}
 	}
@@ -151,6 +152,7 @@ func TestLegacyErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			c.text = osText(c.text)
 			p, err := ParseLegacy("t.policy", []byte(c.text))
 			if len(c.want) == 0 {
 				if err != nil {
@@ -173,6 +175,7 @@ func TestLegacyErrors(t *testing.T) {
 				t.Fatalf("got %d problems:\n%v\nwant %d", len(pe.Problems), err, len(c.want))
 			}
 			for i, w := range c.want {
+				w = osText(w)
 				wantPrefix := "t.policy:" + w
 				line, msg, _ := strings.Cut(w, ": ")
 				if !strings.HasPrefix(lines[i], "t.policy:"+line+": ") || !strings.Contains(lines[i], msg) {

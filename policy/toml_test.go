@@ -100,7 +100,7 @@ const everyKeyText = "# every key\r\n" +
 	"source = \"keyring\"\n"
 
 func TestParseEveryKey(t *testing.T) {
-	got, err := Parse("every.policy", []byte(everyKeyText))
+	got, err := Parse("every.policy", []byte(osText(everyKeyText)))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -114,12 +114,12 @@ func TestParseEveryKey(t *testing.T) {
 		PromptOpener:       OpenerCDPTab,
 		Via:                ViaExtension,
 		Prompt:             PromptNative,
-		Pinentry:           "/usr/bin/pinentry-qt",
+		Pinentry:           osRaw("/usr/bin/pinentry-qt"),
 		Rules: []Rule{
 			{
 				Service:        "github.com",
 				FrameAncestors: []string{"https://portal.example.net", "http://localhost:3000", "https://sso.example.net:8443"},
-				Agents:         []string{"/usr/local/bin/claude", "/opt/bin/agent"},
+				Agents:         []string{osPath("/usr/local/bin/claude"), osPath("/opt/bin/agent")},
 				Fields:         []string{fieldOTP, fieldPassword},
 				AllowVia:       []string{ViaExtension, ViaCDP},
 				Then:           ThenNone,
@@ -127,8 +127,8 @@ func TestParseEveryKey(t *testing.T) {
 				Approval:       ApprovalLease,
 				Lease:          30 * time.Minute,
 				Remember:       ptr(false),
-				Password:       &Source{Store: StorePass, Entry: "work/github", StoreDir: "/home/a/.password-store", Command: "/usr/bin/pass"},
-				OTP:            &Source{Store: StoreKeePassXC, Database: "/home/a/p.kdbx", Entry: "/work/github", KeyFile: "/home/a/p.keyx", DBPassword: DBPasswordNone},
+				Password:       &Source{Store: StorePass, Entry: "work/github", StoreDir: osPath("/home/a/.password-store"), Command: osPath("/usr/bin/pass")},
+				OTP:            &Source{Store: StoreKeePassXC, Database: osPath("/home/a/p.kdbx"), Entry: "/work/github", KeyFile: osPath("/home/a/p.keyx"), DBPassword: DBPasswordNone},
 			},
 			{Service: "127.0.0.1", Fields: []string{fieldOTP}},
 			{
@@ -227,6 +227,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			c.text = osText(c.text)
 			p, err := Parse("t.policy", []byte(c.text))
 			if len(c.want) == 0 {
 				if err != nil {
@@ -249,6 +250,7 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("got %d problems:\n%v\nwant %d", len(pe.Problems), err, len(c.want))
 			}
 			for i, w := range c.want {
+				w = osText(w)
 				pos, msgs, _ := strings.Cut(w, ": ")
 				if !strings.HasPrefix(lines[i], "t.policy:"+pos) {
 					t.Errorf("problem %d = %q; want it at %s", i, lines[i], pos)
@@ -422,7 +424,7 @@ func TestExample(t *testing.T) {
 		}
 	}
 	// Every commented-out setting in the example is valid too.
-	all, err := Parse("example.toml (all keys)", []byte(uncommentSettings(text)))
+	all, err := Parse("example.toml (all keys)", []byte(osText(uncommentSettings(text))))
 	switch {
 	case err != nil:
 		t.Errorf("the commented-out settings of example.toml are not valid: %v", err)
@@ -454,7 +456,7 @@ func TestExamplesDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Parse(f, data)
+		p, err := Parse(f, []byte(osText(string(data))))
 		if err != nil {
 			t.Errorf("%v", err)
 			continue

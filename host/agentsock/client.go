@@ -8,10 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fillgate/fillgate/host/fill"
@@ -65,7 +62,7 @@ func FillAt(ctx context.Context, path string, req fill.Request, client string, o
 	return fillOn(ctx, c, req, client, onProgress)
 }
 
-func fillOn(ctx context.Context, c *net.UnixConn, req fill.Request, client string, onProgress func(fill.Progress)) (fill.Result, error) {
+func fillOn(ctx context.Context, c net.Conn, req fill.Request, client string, onProgress func(fill.Progress)) (fill.Result, error) {
 	defer c.Close()
 	m, err := roundTrip(ctx, c, newFillRequest(req, client), TypeResult, onProgress)
 	if err != nil {
@@ -106,20 +103,16 @@ func StatusAt(ctx context.Context, path string) ([]HostStatus, error) {
 	return m.Hosts, nil
 }
 
-// candidates lists the sockets to try: agent.sock, then hosts/*.sock in
-// pid order.
+// candidates lists the endpoints to try: the stable one (agent.sock),
+// then each host's own (hosts/*.sock) in pid order.
 func candidates(dir string) []string {
-	hosts, _ := filepath.Glob(filepath.Join(dir, hostsName, "*.sock"))
-	pid := func(p string) int {
-		n, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(p), ".sock"))
-		return n
-	}
-	sort.Slice(hosts, func(i, j int) bool { return pid(hosts[i]) < pid(hosts[j]) })
+	hosts := hostEndpoints(dir)
+	sort.Slice(hosts, func(i, j int) bool { return endpointID(hosts[i]) < endpointID(hosts[j]) })
 	return append([]string{SocketPath(dir)}, hosts...)
 }
 
 // dialAny connects to the first candidate that answers.
-func dialAny(ctx context.Context, dir string) (*net.UnixConn, error) {
+func dialAny(ctx context.Context, dir string) (net.Conn, error) {
 	var errs []error
 	for _, path := range candidates(dir) {
 		c, err := dialHost(ctx, path)
@@ -135,15 +128,15 @@ func dialAny(ctx context.Context, dir string) (*net.UnixConn, error) {
 }
 
 // dialHost connects to path and checks that the host runs as this user.
-func dialHost(ctx context.Context, path string) (*net.UnixConn, error) {
+func dialHost(ctx context.Context, path string) (net.Conn, error) {
 	if err := checkPathLen(path); err != nil {
 		return nil, err
 	}
-	c, err := dialUnix(ctx, path)
+	c, err := dialEndpoint(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", path, err)
 	}
-	if _, err := checkPeer(c); err != nil {
+	if err := checkHost(c); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("connecting to %s: %w", path, err)
 	}
@@ -152,7 +145,7 @@ func dialHost(ctx context.Context, path string) (*net.UnixConn, error) {
 
 // roundTrip sends req and reads messages until one of type want (or an
 // error message). Progress goes to onProgress; unknown types are ignored.
-func roundTrip(ctx context.Context, c *net.UnixConn, req Request, want string, onProgress func(fill.Progress)) (Message, error) {
+func roundTrip(ctx context.Context, c net.Conn, req Request, want string, onProgress func(fill.Progress)) (Message, error) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	fail := func(err error) (Message, error) {

@@ -3,7 +3,6 @@ package agentsock
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/fillgate/fillgate/host/fill"
@@ -19,13 +18,9 @@ func TestClientNoHost(t *testing.T) {
 		t.Errorf("Status on a missing dir = %v, want ErrNoHost", err)
 	}
 
-	// Only sockets whose hosts are gone.
+	// Only what hosts that are gone left behind.
 	dir := sockDir(t)
-	if err := os.MkdirAll(filepath.Join(dir, "hosts"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	makeStale(t, SocketPath(dir))
-	makeStale(t, filepath.Join(dir, "hosts", "12345.sock"))
+	leaveDeadHost(t, dir, 12345)
 	if _, err := Fill(ctx, dir, fill.Request{Service: "a.test"}, "test", nil); !errors.Is(err, ErrNoHost) {
 		t.Errorf("Fill with stale sockets = %v, want ErrNoHost", err)
 	}
@@ -35,6 +30,7 @@ func TestClientNoHost(t *testing.T) {
 }
 
 func TestClientFallsBackToHostSockets(t *testing.T) {
+	unixOnly(t, "a pipe cannot be left by a dead host; TestClientRefusesASquatter falls back from a pipe that is not a host's")
 	dir := sockDir(t)
 	h := &fakeHandler{}
 	startHost(t, dir, os.Getpid(), h)

@@ -24,7 +24,7 @@ func TestAThousandConnectionsAtOnce(t *testing.T) {
 	const n = 1000
 	conns := make([]net.Conn, 0, n)
 	for range n {
-		c, err := net.Dial("unix", hs.l.Path())
+		c, err := dialEndpoint(testCtx(t), hs.l.Path())
 		if err != nil {
 			t.Fatalf("connection %d: %v", len(conns), err)
 		}
@@ -73,17 +73,10 @@ func TestBusyBeyondTheCap(t *testing.T) {
 	before := runtime.NumGoroutine()
 	conns := make([]net.Conn, 0, maxConns)
 	for range maxConns {
-		c, err := net.Dial("unix", hs.l.Path())
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
+		conns = append(conns, dialRaw(t, hs.l.Path()))
 	}
 	// The slots are taken in accept order; one more is busy.
-	c, err := net.Dial("unix", hs.l.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialRaw(t, hs.l.Path())
 	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
 	wantError(t, readMessages(t, c), CodeBusy)
 	c.Close()

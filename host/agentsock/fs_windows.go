@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 
 	"golang.org/x/sys/windows"
 )
@@ -31,14 +30,3 @@ func tryLock(path string) (unlock func(), err error) {
 		f.Close()
 	}, nil
 }
-
-// isRefused reports whether a dial failed because nothing listens on the
-// socket file: the mark of a socket its owner left behind.
-func isRefused(err error) bool {
-	return errors.Is(err, windows.WSAECONNREFUSED) || errors.Is(err, syscall.ECONNREFUSED)
-}
-
-// restrict is a no-op: the directory's ACL, inherited from
-// %LOCALAPPDATA%, already keeps other users out, and file modes do not
-// apply on Windows.
-func restrict(path string) error { return nil }

@@ -28,6 +28,11 @@ import (
 //	spawn:  run FGTEST_NEXT as a client (to build a process chain).
 //	host:   Listen on FGTEST_DIR and Serve until stdin closes; print
 //	        "ready" once listening.
+//	idle:   print "ready" and wait until stdin closes (a process that is
+//	        neither fillgate nor a client, when run from a copy).
+//	squat:  (Windows) serve FGTEST_SOCKET as a program that is not
+//	        fillgate would; print "ready", and at stdin's end a
+//	        squatReport.
 const (
 	envHelper  = "FGTEST_HELPER"
 	envSocket  = "FGTEST_SOCKET"
@@ -55,6 +60,12 @@ func TestMain(m *testing.M) {
 		os.Exit(helperSpawn())
 	case "host":
 		os.Exit(helperHost())
+	case "idle":
+		fmt.Println("ready")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	case "squat":
+		os.Exit(helperSquat())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper")
 		os.Exit(2)
@@ -66,8 +77,7 @@ func helperClient() int {
 	defer func() { _ = json.NewEncoder(os.Stdout).Encode(rep) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", os.Getenv(envSocket))
+	c, err := dialEndpoint(ctx, os.Getenv(envSocket))
 	if err != nil {
 		rep.DialErr = err.Error()
 		return 0
@@ -233,14 +243,22 @@ func startHostWith(t testing.TB, dir string, cfg listenConfig, readTimeout time.
 // messages the host sent before hanging up.
 func exchange(t testing.TB, path string, payload []byte) []Message {
 	t.Helper()
-	c, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatalf("dial %s: %v", path, err)
-	}
+	c := dialRaw(t, path)
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
 	go func() { _, _ = c.Write(payload) }()
 	return readMessages(t, c)
+}
+
+// dialRaw connects to the endpoint at path (a socket, or on Windows a
+// pipe) with none of the client's checks.
+func dialRaw(t testing.TB, path string) net.Conn {
+	t.Helper()
+	c, err := dialEndpoint(testCtx(t), path)
+	if err != nil {
+		t.Fatalf("dial %s: %v", path, err)
+	}
+	return c
 }
 
 func readMessages(t testing.TB, c net.Conn) []Message {
@@ -324,8 +342,18 @@ func helperEnv(mode, socket, request string) []string {
 // optional argv prefix (e.g. setpriv), and waits for it to listen.
 func startHelperHost(t testing.TB, dir string, argv ...string) *exec.Cmd {
 	t.Helper()
+	cmd, _, _ := startHelper(t, append(os.Environ(), envHelper+"=host", envDir+"="+dir), argv...)
+	return cmd
+}
+
+// startHelper runs argv with env and waits for its "ready" line; the
+// helper ends (stdin closed, then waited for) when the test does, or
+// earlier when the test closes its stdin. The returned reader is the
+// rest of its output.
+func startHelper(t testing.TB, env []string, argv ...string) (*exec.Cmd, *bufio.Reader, io.Closer) {
+	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), envHelper+"=host", envDir+"="+dir)
+	cmd.Env = env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -342,10 +370,11 @@ func startHelperHost(t testing.TB, dir string, argv ...string) *exec.Cmd {
 		stdin.Close()
 		_ = cmd.Wait()
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
 	if err != nil || line != "ready\n" {
 		_ = cmd.Process.Kill()
-		t.Fatalf("helper host did not start: %q, %v", line, err)
+		t.Fatalf("helper %v did not start: %q, %v", argv, line, err)
 	}
-	return cmd
+	return cmd, out, stdin
 }

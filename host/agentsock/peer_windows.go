@@ -1,40 +1,78 @@
 package agentsock
 
 import (
+	"errors"
 	"fmt"
-	"unsafe"
+	"net"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/fillgate/fillgate/host/procinfo"
 )
 
-// maxSunPath is the longest socket path: sun_path holds 108 bytes, and we
-// keep room for the NUL.
-const maxSunPath = 107
+// errNotFillgate means the process serving a pipe runs another program.
+var errNotFillgate = errors.New("the pipe's server is not fillgate")
 
-// sioAFUnixGetPeerPID is SIO_AF_UNIX_GETPEERPID from afunix.h:
-// _WSAIOR(IOC_VENDOR, 256).
-const sioAFUnixGetPeerPID = windows.IOC_OUT | windows.IOC_VENDOR | 256
-
-// peerOf asks the socket for the peer's pid, then compares the user SID of
-// that process's token with ours.
-func peerOf(fd uintptr) (int, error) {
-	var pid uint32
-	var n uint32 // some Windows builds always report 0 here; pid is what counts
-	err := windows.WSAIoctl(windows.Handle(fd), sioAFUnixGetPeerPID, nil, 0,
-		(*byte)(unsafe.Pointer(&pid)), uint32(unsafe.Sizeof(pid)), &n, nil, 0)
-	if err != nil {
-		return 0, fmt.Errorf("SIO_AF_UNIX_GETPEERPID: %w", err)
+// checkPeer names the process on the other end of a pipe connection
+// (GetNamedPipeClientProcessId on the server's end,
+// GetNamedPipeServerProcessId on a client's: the pipe file system says,
+// the peer cannot) and makes sure it runs as this process's user. It
+// returns the peer's pid.
+func checkPeer(c net.Conn) (int, error) {
+	f, ok := c.(interface{ Fd() uintptr })
+	if !ok {
+		return 0, fmt.Errorf("peer credentials: a %T is not a pipe", c)
+	}
+	h := windows.Handle(f.Fd())
+	var flags, pid uint32
+	if err := windows.GetNamedPipeInfo(h, &flags, nil, nil, nil); err != nil {
+		return 0, fmt.Errorf("peer credentials: GetNamedPipeInfo: %w", err)
+	}
+	if flags&windows.PIPE_SERVER_END != 0 {
+		if err := windows.GetNamedPipeClientProcessId(h, &pid); err != nil {
+			return 0, fmt.Errorf("peer credentials: GetNamedPipeClientProcessId: %w", err)
+		}
+	} else if err := windows.GetNamedPipeServerProcessId(h, &pid); err != nil {
+		return 0, fmt.Errorf("peer credentials: GetNamedPipeServerProcessId: %w", err)
 	}
 	if pid == 0 {
-		return 0, fmt.Errorf("SIO_AF_UNIX_GETPEERPID: no pid")
+		return 0, errors.New("peer credentials: no pid")
 	}
-	if err := sameUser(pid); err != nil {
+	ours, err := userSID()
+	if err != nil {
+		return 0, err
+	}
+	if err := userIs(pid, ours); err != nil {
 		return 0, err
 	}
 	return int(pid), nil
 }
 
-func sameUser(pid uint32) error {
+// checkHost makes sure the server of a client's pipe runs as this user
+// and is fillgate: this very executable or one named fillgate.exe. Pipe
+// names are global, so anyone could have made one by the name we dial
+// first; a server of another user is refused before a byte is sent. The
+// program check keeps a program of the user's own that is not fillgate
+// (which the user's own account could do anything with anyway) from
+// being taken for the host by mistake.
+func checkHost(c net.Conn) error {
+	pid, err := checkPeer(c)
+	if err != nil {
+		return err
+	}
+	p, err := procinfo.Get(pid)
+	if err != nil {
+		return fmt.Errorf("%w: process %d: %v", errNotFillgate, pid, err)
+	}
+	if !isFillgate(p, selfExe()) {
+		return fmt.Errorf("%w (process %d runs %s)", errNotFillgate, pid, p.Name)
+	}
+	return nil
+}
+
+// userIs compares the user SID of process pid's token with want. A
+// process we may not open is another user's.
+func userIs(pid uint32, want *windows.SID) error {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
 	if err != nil {
 		return fmt.Errorf("%w: opening process %d: %v", errForeignPeer, pid, err)
@@ -49,11 +87,7 @@ func sameUser(pid uint32) error {
 	if err != nil {
 		return fmt.Errorf("the user of process %d: %w", pid, err)
 	}
-	ours, err := windows.GetCurrentProcessToken().GetTokenUser()
-	if err != nil {
-		return fmt.Errorf("our own user: %w", err)
-	}
-	if !windows.EqualSid(theirs.User.Sid, ours.User.Sid) {
+	if !windows.EqualSid(theirs.User.Sid, want) {
 		return fmt.Errorf("%w (process %d)", errForeignPeer, pid)
 	}
 	return nil

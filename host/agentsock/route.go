@@ -131,10 +131,10 @@ func refusal(req fill.Request, detail string) *fill.Result {
 	return &fill.Result{Status: fill.StatusRefused, Service: req.Service, Field: req.Field, Via: fill.ViaExtension, Detail: detail}
 }
 
-// otherHosts lists the hosts/<id>.sock files of hosts other than this one.
+// otherHosts lists the endpoints (hosts/<id>.sock) of hosts other than
+// this one.
 func (s *server) otherHosts() []string {
-	hosts, _ := filepath.Glob(filepath.Join(s.l.dir, hostsName, "*.sock"))
-	return slices.DeleteFunc(hosts, func(p string) bool { return p == s.l.hostPath })
+	return slices.DeleteFunc(hostEndpoints(s.l.dir), func(p string) bool { return p == s.l.hostPath })
 }
 
 // peers asks this host and every other one, at once, for their status and

@@ -3,7 +3,6 @@ package agentsock
 import (
 	"context"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -145,11 +144,9 @@ func TestForwardedAgentOnlyFromFillgate(t *testing.T) {
 	if a, ok := s.forwardedAgent(req, os.Getpid()); !ok || a.Name != "claude" || a.Via != "" {
 		t.Errorf("from this executable: %+v, %v; want the agent, with its made-up client dropped", a, ok)
 	}
-	other := exec.Command("sleep", "30")
-	if err := other.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	// A copy of this binary under another name: neither fillgate nor this
+	// executable.
+	other, _, _ := startHelper(t, append(os.Environ(), envHelper+"=idle"), copyExe(t, t.TempDir(), "other"+exeSuffix))
 	if _, ok := s.forwardedAgent(req, other.Process.Pid); ok {
 		t.Error("a peer that is not fillgate named the agent")
 	}

@@ -88,12 +88,12 @@ func serve(ctx context.Context, l *Listener, h Handler, readTimeout time.Duratio
 }
 
 // busy turns a connection away: the host serves maxConns already.
-func (s *server) busy(c *net.UnixConn) {
+func (s *server) busy(c net.Conn) {
 	defer c.Close()
 	_ = writeMessage(c, errorMessage(CodeBusy, fmt.Sprintf("the host is serving %d connections; try again in a moment", maxConns)))
 }
 
-func (s *server) handle(ctx context.Context, c *net.UnixConn) {
+func (s *server) handle(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	_ = c.SetReadDeadline(time.Now().Add(s.readTimeout))
 	peerPID, err := checkPeer(c)
@@ -212,7 +212,7 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 // fill runs one fill. Its context ends when the client hangs up (a read
 // returns) or a reply cannot be written, with cause fill.ErrAgentGone, or
 // when Serve's context ends, with its cause.
-func (s *server) fill(ctx context.Context, c *net.UnixConn, r *bufio.Reader, req Request, peerPID int) {
+func (s *server) fill(ctx context.Context, c net.Conn, r *bufio.Reader, req Request, peerPID int) {
 	freq, _ := req.fillRequest() // checked by readRequest
 	fctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(fill.ErrAgentGone) }

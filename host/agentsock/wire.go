@@ -128,7 +128,8 @@ type HostStatus struct {
 	// Caller is the origin or add-on id the browser passed to the host.
 	Caller    string          `json:"caller,omitempty"`
 	Extension ExtensionStatus `json:"extension"`
-	// Socket is the host's own hosts/<pid>.sock path.
+	// Socket is the host's own endpoint: hosts/<pid>.sock, or on Windows
+	// its named pipe.
 	Socket string `json:"socket,omitempty"`
 	// ActiveTab is what the browser's active tab has focused; only in an
 	// answer to a status request that asked for all hosts.

@@ -3,6 +3,7 @@ package audit
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -32,6 +33,10 @@ func TestRecordAndRecent(t *testing.T) {
 	fi, err := os.Stat(l.Path())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if runtime.GOOS == "windows" {
+		t.Log("file modes are Unix: on Windows the log has the ACL of the directory it is in (%LOCALAPPDATA%'s, the user's own); fillgate sets none")
+		return
 	}
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %o", fi.Mode().Perm())

@@ -2,13 +2,18 @@ package browserproc
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fillgate/fillgate/tests/windows/wine"
 )
 
 func TestStartAndStopChromium(t *testing.T) {
+	wine.Skip(t, "there is no Windows Chromium in the Wine prefix")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := StartChromium(ctx, ChromiumOptions{UserDataDir: t.TempDir(), Headless: true})
@@ -28,7 +33,12 @@ func TestStartAndStopChromium(t *testing.T) {
 }
 
 func TestStartChromiumReportsAnEarlyExit(t *testing.T) {
+	// A program that exits at once: false, or where there is none
+	// (Windows) this test binary, which exits on Chromium's flags.
 	bin, err := exec.LookPath("false")
+	if err != nil && runtime.GOOS == "windows" {
+		bin, err = os.Executable()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,13 +80,21 @@ func newError(ep Endpoint, r Reason, detail string, err error) *Error {
 	return &Error{Endpoint: ep, Reason: r, Detail: detail, err: err}
 }
 
+// Winsock's own numbers for a refused and a timed-out connection: on
+// Windows a dial fails with these, never with syscall.ECONNREFUSED or
+// ETIMEDOUT (which Go invents there), and no Unix errno has them.
+const (
+	wsaECONNREFUSED = syscall.Errno(10061)
+	wsaETIMEDOUT    = syscall.Errno(10060)
+)
+
 // connectReason classifies a failure to reach the endpoint without quoting
 // the underlying error, which may hold the full WebSocket URL.
 func connectReason(err error) Reason {
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, wsaECONNREFUSED):
 		return ReasonRefused
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, wsaETIMEDOUT):
 		return ReasonTimeout
 	}
 	var to interface{ Timeout() bool }

@@ -1,8 +1,13 @@
 package cdp
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 )
@@ -118,6 +123,30 @@ func TestOriginOfURLDropsPathAndUserInfo(t *testing.T) {
 	} {
 		if got := originOfURL(in); got != want {
 			t.Errorf("originOfURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestConnectReasonTakesEachOSErrno: a refused or timed-out dial is named
+// the same whether the OS said it the Unix way or the Winsock way
+// (WSAECONNREFUSED, WSAETIMEDOUT), as net wraps them.
+func TestConnectReasonTakesEachOSErrno(t *testing.T) {
+	dial := func(errno syscall.Errno) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)}
+	}
+	for _, tc := range []struct {
+		err  error
+		want Reason
+	}{
+		{dial(syscall.ECONNREFUSED), ReasonRefused},
+		{dial(syscall.Errno(10061)), ReasonRefused},
+		{dial(syscall.Errno(10060)), ReasonTimeout},
+		{context.DeadlineExceeded, ReasonTimeout},
+		{dial(syscall.Errno(10051)), ReasonUnreachable}, // WSAENETUNREACH
+		{errors.New("something else"), ReasonUnreachable},
+	} {
+		if got := connectReason(tc.err); got != tc.want {
+			t.Errorf("connectReason(%v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }

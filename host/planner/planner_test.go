@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -229,14 +231,18 @@ func TestApprovalFromThePolicy(t *testing.T) {
 }
 
 func TestStorePlans(t *testing.T) {
+	db := "/home/a/db.kdbx"
+	if runtime.GOOS == "windows" {
+		db = `C:\home\a\db.kdbx` // a path that starts with / is not absolute there
+	}
 	w := newWorld(t, `[service."github.com".password]
 source = "keepassxc"
-database = "/home/a/db.kdbx"
+database = `+strconv.Quote(db)+`
 entry = "work/github"
 `)
 	plan, err := w.p.Plan(context.Background(), query(fill.FieldPassword, "alice"))
 	if err != nil || !plan.Saved || plan.Store != "KeePassXC" || plan.Remember ||
-		plan.Ask != "the password of the KeePassXC database" || plan.Source.Describe() != "from KeePassXC: work/github in /home/a/db.kdbx" {
+		plan.Ask != "the password of the KeePassXC database" || plan.Source.Describe() != "from KeePassXC: work/github in "+db {
 		t.Fatalf("%v %+v", err, plan)
 	}
 	w = newWorld(t, "[service.\"github.com\".password]\nsource = \"pass\"\nentry = \"work/github\"\n")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fillgate/fillgate/host/browserproc"
+	"github.com/fillgate/fillgate/tests/windows/wine"
 )
 
 // ChromiumOptions configures StartChromium.
@@ -74,6 +75,7 @@ func BaseEnv(root string) []string {
 // The browser is killed when the test ends.
 func StartChromium(t testing.TB, ctx context.Context, o ChromiumOptions) *Chromium {
 	t.Helper()
+	wine.Skip(t, "there is no Windows Chromium in the Wine prefix")
 	bin, err := ChromiumBinary()
 	if err != nil {
 		t.Fatal(err)

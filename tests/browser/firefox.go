@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/host/browserproc"
+	"github.com/fillgate/fillgate/tests/windows/wine"
 
 	"github.com/coder/websocket"
 )
@@ -121,6 +122,7 @@ var bidiURL = regexp.MustCompile(`WebDriver BiDi listening on (ws://127\.0\.0\.1
 // opens a WebDriver BiDi session. The browser is killed when the test ends.
 func StartFirefox(t testing.TB, ctx context.Context, o FirefoxOptions) *Firefox {
 	t.Helper()
+	wine.Skip(t, "there is no Windows Firefox in the Wine prefix")
 	bin, err := FirefoxBinary()
 	if err != nil {
 		t.Fatal(err)
