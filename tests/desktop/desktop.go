@@ -132,21 +132,63 @@ type Window struct {
 // run runs an X client program against the display, with input on its
 // standard input, and returns what it printed.
 func (p *Person) run(ctx context.Context, input []byte, name string, args ...string) ([]byte, error) {
+	out, stderr, err := p.runErr(ctx, input, name, args...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s %s: %w", name, args[0], ctx.Err())
+		}
+		return nil, fmt.Errorf("%s %s: %v (%s)", name, args[0], err, stderr)
+	}
+	return out, nil
+}
+
+// runErr is run that also returns what the program said on its standard
+// error, trimmed.
+func (p *Person) runErr(ctx context.Context, input []byte, name string, args ...string) (stdout []byte, stderr string, err error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "DISPLAY="+p.d.Name)
 	cmd.SysProcAttr = sysProcAttr()
 	if input != nil {
 		cmd.Stdin = bytes.NewReader(input)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out.Bytes(), strings.TrimSpace(errb.String()), err
+}
+
+// search lists the visible windows whose name or class (by is "--name" or
+// "--class") matches pattern now, the topmost last as xdotool prints
+// them. xdotool exits 1 both when nothing matches and when a window went
+// away while it looked at it (an X error, BadWindow, on standard error):
+// the first is no window, the second is looked at again, so windows that
+// come and go beside the one waited for never end a search.
+func (p *Person) search(ctx context.Context, by, pattern string) ([]uint32, error) {
+	for {
+		out, stderr, err := p.runErr(ctx, nil, "xdotool", "search", "--onlyvisible", by, pattern)
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s %s: %w", name, args[0], ctx.Err())
+			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%s %s: %v (%s)", name, args[0], err, strings.TrimSpace(stderr.String()))
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			var ids []uint32
+			for _, f := range strings.Fields(string(out)) {
+				id, perr := strconv.ParseUint(f, 10, 32)
+				if perr != nil {
+					return nil, fmt.Errorf("xdotool search printed %q", out)
+				}
+				ids = append(ids, uint32(id))
+			}
+			return ids, nil
+		case errors.As(err, &exit) && exit.ExitCode() == 1 && stderr == "":
+			return nil, nil
+		case strings.Contains(stderr, "BadWindow"):
+			continue
+		default:
+			return nil, fmt.Errorf("xdotool search: %v (%s)", err, stderr)
+		}
 	}
-	return stdout.Bytes(), nil
 }
 
 // WaitWindow waits until a visible window whose name matches the regular
@@ -165,24 +207,38 @@ func (p *Person) WaitClass(ctx context.Context, pattern string) (Window, error) 
 // Visible reports whether a visible window whose class matches pattern
 // is on the display now, without waiting (false also when ctx ended).
 func (p *Person) Visible(ctx context.Context, pattern string) bool {
-	out, err := p.run(ctx, nil, "xdotool", "search", "--onlyvisible", "--class", pattern)
-	return err == nil && len(bytes.TrimSpace(out)) > 0
+	ids, err := p.search(ctx, "--class", pattern)
+	return err == nil && len(ids) > 0
 }
 
-// wait is xdotool search --sync for a visible window.
+// wait looks for a visible window matching pattern every 25 ms until
+// one is there and can be named, and returns the first xdotool lists.
 func (p *Person) wait(ctx context.Context, by, pattern string) (Window, error) {
-	out, err := p.run(ctx, nil, "xdotool", "search", "--sync", "--onlyvisible", by, pattern)
-	if err != nil {
-		return Window{}, fmt.Errorf("waiting for a window %s %q: %w", by, pattern, err)
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ids, err := p.search(ctx, by, pattern)
+		if err != nil {
+			return Window{}, fmt.Errorf("waiting for a window %s %q: %w", by, pattern, err)
+		}
+		if len(ids) > 0 {
+			w := Window{ID: ids[0]}
+			name, err := p.Name(ctx, w)
+			if err == nil {
+				w.Name = name
+				return w, nil
+			}
+			if ctx.Err() != nil {
+				return Window{}, fmt.Errorf("waiting for a window %s %q: %w", by, pattern, ctx.Err())
+			}
+			// It went away before it could be named: look again.
+		}
+		select {
+		case <-ctx.Done():
+			return Window{}, fmt.Errorf("waiting for a window %s %q: %w", by, pattern, ctx.Err())
+		case <-tick.C:
+		}
 	}
-	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	id, err := strconv.ParseUint(first, 10, 32)
-	if err != nil {
-		return Window{}, fmt.Errorf("xdotool search printed %q", out)
-	}
-	w := Window{ID: uint32(id)}
-	w.Name, err = p.Name(ctx, w)
-	return w, err
 }
 
 // Name reads a window's name (title) now.
