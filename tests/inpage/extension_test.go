@@ -61,6 +61,30 @@ func attachWorker(t testing.TB, ctx, browserCtx context.Context) *worker {
 }
 
 // call calls the function declaration fn with args in the worker, awaits
+
+// stopHostRetries stops the worker's attempts to reach a native host, for
+// a test that stands in for the host itself. No host is installed, so each
+// attempt's port ends at once, and the extension closes every prompt
+// window when its port ends (a prompt belongs to the host that asked for
+// it): an attempt that ends while the test's window is open would close
+// it. It waits for an attempt in flight to end, then clears the retry that
+// ending scheduled.
+func (w *worker) stopHostRetries(ctx context.Context) {
+	w.t.Helper()
+	for {
+		var idle bool
+		w.call(&idle, `function () { clearTimeout(retry); return port === null; }`)
+		if idle {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			w.t.Fatalf("the worker's native port never closed: %v", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // its promise and decodes the result into out.
 func (w *worker) call(out any, fn string, args ...any) {
 	w.t.Helper()

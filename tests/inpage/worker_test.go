@@ -273,6 +273,7 @@ func TestServiceWorker(t *testing.T) {
 	})
 
 	t.Run("prompt window", func(t *testing.T) {
+		w.stopHostRetries(ctx)
 		r := w.answer(map[string]any{"id": 1, "type": "open_prompt", "url": srv.URL + "/password?prompt"})
 		if r.Type != "prompt_opened" || r.Window == 0 {
 			t.Fatalf("open_prompt = %+v", r)
