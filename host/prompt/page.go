@@ -134,7 +134,7 @@ you type before it leaves this page, and without it nothing can be sent. You can
 {{- if .Message}}
 <p class="msg" role="alert">{{.Message}}</p>
 {{- end}}
-<div id="answer" hidden data-key="{{.Key}}" data-path="{{.Action}}" data-closes-in="{{.ClosesIn}}" data-title="{{.Ready}}">
+<div id="answer" hidden data-key="{{.Key}}" data-path="{{.Action}}" data-closes-in="{{.ClosesIn}}" data-closes-at="{{.ClosesAt}}" data-title="{{.Ready}}">
 {{- if .From}}
 <section id="saved" aria-labelledby="savedhead">
 <h2 id="savedhead">Use the saved {{.Noun}}</h2>
@@ -222,6 +222,10 @@ type formData struct {
 	// ClosesIn is how many milliseconds the page stays answerable from
 	// when it is served, "" for no limit (see closesIn).
 	ClosesIn string
+	// ClosesAt is the same moment as Unix milliseconds, "" for no limit:
+	// the page expires at the first of the two, so the time the page took
+	// to load does not move its end past fillgate's.
+	ClosesAt string
 	Finals   []finalData // the final states the script may show
 }
 
@@ -261,6 +265,15 @@ func closesIn(deadline time.Time) string {
 		return ""
 	}
 	return strconv.FormatInt(max(time.Until(deadline)-pageMargin, 0).Milliseconds(), 10)
+}
+
+// closesAt is ClosesAt for a prompt that ends at deadline (zero: no
+// budget).
+func closesAt(deadline time.Time) string {
+	if deadline.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(deadline.Add(-pageMargin).UnixMilli(), 10)
 }
 
 // doneData is what a final page shows.

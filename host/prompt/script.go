@@ -9,8 +9,11 @@ package prompt
 // length, clears the fields, and posts
 // with fetch, so no response is ever rendered as a page and no form is
 // ever submitted for the browser to remember. It disables everything at
-// the page's own deadline, and as soon as its watch on the prompt ends
-// (fillgate answered, closed the prompt or went away). Its state is
+// the page's own deadline (the earlier of the time left when it was
+// served, counted from when the script runs, and that moment on the
+// clock, so that a slow load cannot move it past fillgate's), and as soon
+// as its watch on the prompt ends (fillgate answered, closed the prompt or
+// went away; "expired" when the deadline has passed by then). Its state is
 // "open", "busy" while an answer is on its way, then the final state
 // finish shows.
 //
@@ -51,6 +54,7 @@ const pageScript = `
   const csrf = form.elements.csrf.value, path = box.dataset.path;
   const url = new URL(path, location.href).href;
   const closesIn = box.dataset.closesIn === "" ? Infinity : Number(box.dataset.closesIn);
+  const closesAt = box.dataset.closesAt === "" ? Infinity : Number(box.dataset.closesAt);
   const t0 = performance.now(), d0 = Date.now();
   const enc = new TextEncoder(), watch = new AbortController();
   let state = "open";
@@ -103,7 +107,7 @@ const pageScript = `
   };
   const picked = () => picks.find((r) => r.checked)?.value;
 
-  const expired = () => performance.now() - t0 >= closesIn || Date.now() - d0 >= closesIn;
+  const expired = () => performance.now() - t0 >= closesIn || Date.now() - d0 >= closesIn || Date.now() >= closesAt;
   const b64 = (bytes) => btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
   const b64url = (bytes) => b64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   const unb64url = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
@@ -203,7 +207,7 @@ const pageScript = `
       const res = await post("watch", {}, watch.signal);
       if (res.ok && res.body) for (const r = res.body.getReader(); !(await r.read()).done; );
     } catch {}
-    if (state === "open") finish("closed");
+    if (state === "open") finish(expired() ? "expired" : "closed");
   })();
 
   const onEnter = (el, act) => el && el.addEventListener("keydown", (e) => {
@@ -220,7 +224,7 @@ const pageScript = `
   form.addEventListener("submit", (e) => { e.preventDefault(); cancelNow(); });
   addEventListener("pagehide", forgetAll);
   document.addEventListener("visibilitychange", () => { if (state === "open" && expired()) finish("expired"); });
-  if (closesIn !== Infinity) setTimeout(() => { if (state === "open") finish("expired"); }, Math.max(0, closesIn));
+  if (closesIn !== Infinity) setTimeout(() => { if (state === "open") finish("expired"); }, Math.max(0, Math.min(closesIn, closesAt - Date.now())));
 
   if (!window.isSecureContext || !crypto.subtle) return finish("failed");
   box.hidden = send.hidden = hint.hidden = false;

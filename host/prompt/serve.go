@@ -128,6 +128,7 @@ func (p *prompt) serveForm(w http.ResponseWriter, r *http.Request) {
 func (p *prompt) serveFormPage(w http.ResponseWriter) {
 	d := p.page
 	d.ClosesIn = closesIn(p.deadline)
+	d.ClosesAt = closesAt(p.deadline)
 	writeForm(w, http.StatusOK, d)
 }
 
@@ -227,6 +228,7 @@ func (p *prompt) serveSubmit(w http.ResponseWriter, r *http.Request, sealed rawF
 		d := p.page
 		d.Message = "Nothing was typed. Type the " + d.Noun + ", or choose Cancel."
 		d.ClosesIn = closesIn(p.deadline)
+		d.ClosesAt = closesAt(p.deadline)
 		writeForm(w, http.StatusUnprocessableEntity, d)
 		p.log.Info("prompt refused", "reason", "empty value", "method", r.Method)
 		return
