@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -21,6 +18,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/tests/windows/squat"
 	"github.com/fillgate/fillgate/tests/windows/wine"
 )
 
@@ -57,13 +55,6 @@ func leaveDeadHost(t *testing.T, dir string, pid int) {
 	}
 }
 
-// squatReport is what the squat helper prints when its stdin ends: how
-// many clients opened its pipe and how many bytes they sent it.
-type squatReport struct {
-	Conns int `json:"conns"`
-	Bytes int `json:"bytes"`
-}
-
 // helperSquat plays a program that made a pipe by the name a client
 // dials (before the host, or beside it: Wine lets anyone add an instance
 // of any pipe). It reads what clients send and answers nothing.
@@ -73,41 +64,20 @@ func helperSquat() int {
 		fmt.Fprintln(os.Stderr, "squat:", err)
 		return 1
 	}
-	var conns, bytes atomic.Int64
-	var wg sync.WaitGroup
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				n, _ := io.Copy(io.Discard, c)
-				bytes.Add(n)
-			})
-		}
-	}()
-	fmt.Println("ready")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	l.Close()
-	wg.Wait()
-	_ = json.NewEncoder(os.Stdout).Encode(squatReport{Conns: int(conns.Load()), Bytes: int(bytes.Load())})
+	squat.Serve(l, os.Stdin, os.Stdout)
 	return 0
 }
 
 // startSquatter runs a copy of the test binary named squatter.exe (not
 // fillgate, not this executable) on the pipe at path. stop ends it and
 // returns its report.
-func startSquatter(t *testing.T, path string) (stop func() squatReport) {
+func startSquatter(t *testing.T, path string) (stop func() squat.Report) {
 	t.Helper()
 	exe := copyExe(t, t.TempDir(), "squatter.exe")
 	_, out, stdin := startHelper(t, append(os.Environ(), envHelper+"=squat", envSocket+"="+path), exe)
-	return func() squatReport {
+	return func() squat.Report {
 		stdin.Close()
-		var rep squatReport
+		var rep squat.Report
 		if err := json.NewDecoder(out).Decode(&rep); err != nil {
 			t.Fatalf("the squatter's report: %v", err)
 		}

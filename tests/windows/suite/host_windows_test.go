@@ -6,14 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/fillgate/fillgate/tests/fakeext"
 	"github.com/fillgate/fillgate/tests/fakehuman"
 	"github.com/fillgate/fillgate/tests/leakscan"
+	"github.com/fillgate/fillgate/tests/windows/squat"
 )
 
 // callerArg is what Chrome passes the native host it starts for
@@ -270,43 +269,16 @@ func scanPrefix(t *testing.T, secret []byte, root string, since time.Time) {
 	}
 }
 
-// squatReport is what the squatter prints when its stdin ends.
-type squatReport struct {
-	Conns int `json:"conns"`
-	Bytes int `json:"bytes"`
-}
-
-// squat serves SUITE_PIPE as any other program could (go-winio's
-// listener, the default security descriptor), reads what clients send,
-// answers nothing, and reports at the end of its stdin.
-func squat() int {
+// squatPipe serves SUITE_PIPE as any other program could (go-winio's
+// listener, the default security descriptor): it reads what clients
+// send, answers nothing, and reports at the end of its stdin.
+func squatPipe() int {
 	l, err := winio.ListenPipe(os.Getenv("SUITE_PIPE"), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "squat:", err)
 		return 1
 	}
-	var conns, n atomic.Int64
-	var wg sync.WaitGroup
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				k, _ := io.Copy(io.Discard, c)
-				n.Add(k)
-			})
-		}
-	}()
-	fmt.Println("ready")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	l.Close()
-	wg.Wait()
-	_ = json.NewEncoder(os.Stdout).Encode(squatReport{Conns: int(conns.Load()), Bytes: int(n.Load())})
+	squat.Serve(l, os.Stdin, os.Stdout)
 	return 0
 }
 
@@ -368,7 +340,7 @@ func TestSquatterOnTheAgentPipe(t *testing.T) {
 		t.Fatalf("the person at the prompt: %v", err)
 	}
 	sqIn.Close()
-	var rep squatReport
+	var rep squat.Report
 	if err := json.NewDecoder(out).Decode(&rep); err != nil {
 		t.Fatalf("the squatter's report: %v", err)
 	}

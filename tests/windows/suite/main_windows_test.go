@@ -23,7 +23,7 @@ const helperEnv = "SUITE_HELPER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "squat" {
-		os.Exit(squat())
+		os.Exit(squatPipe())
 	}
 	exe = os.Getenv("FILLGATE_EXE")
 	if exe == "" || !filepath.IsAbs(exe) {
