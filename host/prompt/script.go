@@ -55,7 +55,7 @@ const pageScript = `
   const url = new URL(path, location.href).href;
   const closesIn = box.dataset.closesIn === "" ? Infinity : Number(box.dataset.closesIn);
   const closesAt = box.dataset.closesAt === "" ? Infinity : Number(box.dataset.closesAt);
-  const t0 = performance.now(), d0 = Date.now();
+  const t0 = performance.now();
   const enc = new TextEncoder(), watch = new AbortController();
   let state = "open";
   const MASK = "\u2022".repeat(8);
@@ -107,7 +107,7 @@ const pageScript = `
   };
   const picked = () => picks.find((r) => r.checked)?.value;
 
-  const expired = () => performance.now() - t0 >= closesIn || Date.now() - d0 >= closesIn || Date.now() >= closesAt;
+  const expired = () => performance.now() - t0 >= closesIn || Date.now() >= closesAt;
   const b64 = (bytes) => btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
   const b64url = (bytes) => b64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   const unb64url = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
