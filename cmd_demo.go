@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	"github.com/fillgate/fillgate/host/demo"
+	"github.com/fillgate/fillgate/internal/demo"
 )
 
 type demoCmd struct {

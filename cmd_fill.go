@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/host/trigger"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/request"
 )
 
 type fillCmd struct {
@@ -67,7 +67,7 @@ func (c *fillCmd) Run(a *app) error {
 	var cdpTab string
 	req.Tab, cdpTab = splitTab(c.Tab)
 	live := newLiveLine(a.stderr)
-	res := trigger.Fill(a.ctx, req, trigger.Options{
+	res := request.Fill(a.ctx, req, request.Options{
 		Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Socket: c.Socket, Env: a.env, OnProgress: live.progress,
 	})
 	live.stop()

@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fillgate/fillgate/host/agentsock"
-	"github.com/fillgate/fillgate/host/cdp"
-	"github.com/fillgate/fillgate/host/dirs"
-	"github.com/fillgate/fillgate/host/keychain"
-	"github.com/fillgate/fillgate/install"
-	"github.com/fillgate/fillgate/manifest"
-	"github.com/fillgate/fillgate/policy"
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/cdp"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/install"
+	"github.com/fillgate/fillgate/internal/keychain"
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/internal/policy"
 )
 
 // placeFlags are the flags install, uninstall and doctor share.

@@ -15,13 +15,13 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/fillgate/fillgate/host/agentsock"
-	"github.com/fillgate/fillgate/host/dirs"
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/host/fillstate"
-	"github.com/fillgate/fillgate/host/keychain"
-	"github.com/fillgate/fillgate/host/totp"
-	"github.com/fillgate/fillgate/policy"
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/fillstate"
+	"github.com/fillgate/fillgate/internal/keychain"
+	"github.com/fillgate/fillgate/internal/policy"
+	"github.com/fillgate/fillgate/internal/totp"
 )
 
 // maxSecretInput is the most a secret read by `fillgate remember` may be.

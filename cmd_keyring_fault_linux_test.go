@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/host/keychain"
-	"github.com/fillgate/fillgate/tests/leakscan"
-	"github.com/fillgate/fillgate/tests/secretservice"
+	"github.com/fillgate/fillgate/internal/keychain"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
 // firstRead is a stdin that says when the command first reads it: then

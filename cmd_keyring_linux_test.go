@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fillgate/fillgate/host/keychain"
-	"github.com/fillgate/fillgate/tests/leakscan"
-	"github.com/fillgate/fillgate/tests/secretservice"
+	"github.com/fillgate/fillgate/internal/keychain"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
 func runCLIInput(t *testing.T, stdin []byte, args ...string) (int, string, string) {

@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fillgate/fillgate/tests/leakscan"
-	"github.com/fillgate/fillgate/tests/secretservice"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
 // openPTY opens a pseudo-terminal pair: the test holds the master, the

@@ -10,9 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/host/trigger"
-	"github.com/fillgate/fillgate/manifest"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/internal/request"
 )
 
 type mcpCmd struct {
@@ -116,7 +116,7 @@ func requestSecret(ctx context.Context, a *app, socket string, req *mcp.CallTool
 		defer p.stop()
 		onProgress = p.phase
 	}
-	return trigger.Fill(ctx, freq, trigger.Options{Client: "fillgate mcp", Tab: in.CDPTab, Socket: socket, Env: a.env, OnProgress: onProgress})
+	return request.Fill(ctx, freq, request.Options{Client: "fillgate mcp", Tab: in.CDPTab, Socket: socket, Env: a.env, OnProgress: onProgress})
 }
 
 // progressEvery is how often progress goes to the client while the prompt

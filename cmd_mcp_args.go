@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/internal/fill"
 )
 
 // The caps of request_secret's arguments. An argument over its cap is
@@ -48,7 +48,7 @@ type secretArgs struct {
 	Frame   *int64
 }
 
-// inputSchema is request_secret's input schema (host/PROTOCOL.md, section
+// inputSchema is request_secret's input schema (PROTOCOL.md, section
 // 4, documents it).
 func inputSchema() map[string]any {
 	return map[string]any{

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/internal/fill"
 )
 
 // buildEnv is the environment the test binary started with, for go

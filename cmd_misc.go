@@ -8,9 +8,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/fillgate/fillgate/host/audit"
-	"github.com/fillgate/fillgate/host/dirs"
-	"github.com/fillgate/fillgate/policy"
+	"github.com/fillgate/fillgate/internal/audit"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/policy"
 )
 
 type policyCmd struct {

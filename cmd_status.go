@@ -9,11 +9,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/fillgate/fillgate/host/agentsock"
-	"github.com/fillgate/fillgate/host/dirs"
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/install"
-	"github.com/fillgate/fillgate/policy"
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/install"
+	"github.com/fillgate/fillgate/internal/policy"
 )
 
 type statusCmd struct {

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fillgate/fillgate/host/agentsock"
-	"github.com/fillgate/fillgate/host/dirs"
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/policy"
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/policy"
 )
 
 // statusHost is a host on the agent socket that only answers status.

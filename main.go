@@ -18,9 +18,9 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/fillgate/fillgate/host"
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/manifest"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/internal/nmhost"
 )
 
 // cli is the command line. Each command's Run does the work.
@@ -120,9 +120,9 @@ func runHost(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	// from an agent: requests under way end as failed, the browser gone.
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() { cancel(host.ErrStopped) })
+	stop := context.AfterFunc(ctx, func() { cancel(nmhost.ErrStopped) })
 	defer stop()
-	if err := host.Run(hctx, host.Config{Caller: caller, Stdin: stdin, Stdout: stdout}); err != nil {
+	if err := nmhost.Run(hctx, nmhost.Config{Caller: caller, Stdin: stdin, Stdout: stdout}); err != nil {
 		fmt.Fprintf(stderr, "fillgate host: %v\n", err)
 		return 1
 	}

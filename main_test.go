@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/fillgate/fillgate/host/audit"
-	"github.com/fillgate/fillgate/host/fill"
+	"github.com/fillgate/fillgate/internal/audit"
+	"github.com/fillgate/fillgate/internal/fill"
 )
 
 // isolate points every fillgate directory at a temp dir and the CDP

@@ -10,7 +10,7 @@
 // scripts nor named elements that shadow document properties can fool it.
 // Arguments after arg are closed shadow roots the CDP caller resolved on
 // the way to the focused element (the extension reaches them through its
-// own APIs). See host/PROTOCOL.md, section 3.
+// own APIs). See PROTOCOL.md, section 3.
 async function fillgateInPage(op, arg) {
   "use strict";
   const roots = Array.prototype.slice.call(arguments, 2);
@@ -142,7 +142,7 @@ async function fillgateInPage(op, arg) {
     if (tokens.includes("one-time-code") && TEXT.has(type(el))) return { kind: "one-time-code", boxes: null };
     return { kind: type(el) === "password" ? "password" : "other", boxes: null };
   };
-  // ---- What a person sees of an element (problem codes: host/PROTOCOL.md
+  // ---- What a person sees of an element (problem codes: PROTOCOL.md
   // section 2). Layers of checks, cheapest first: the element's state and
   // box; the styles of it and its flat-tree ancestors (opacity, masks, clip
   // paths, filters, blending, colours); hit tests at points spread over the

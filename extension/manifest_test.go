@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"testing"
 
-	"github.com/fillgate/fillgate/manifest"
+	"github.com/fillgate/fillgate/internal/manifest"
 )
 
 type extManifest struct {

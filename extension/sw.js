@@ -1,6 +1,6 @@
 // fillgate's service worker (a background script in Firefox): keeps the
 // native-messaging port to the fillgate host open and answers its requests
-// as host/PROTOCOL.md, section 2, says. It never stores, logs or posts a
+// as PROTOCOL.md, section 2, says. It never stores, logs or posts a
 // secret value; the one variable that holds it is dropped once the insert
 // returns.
 "use strict";

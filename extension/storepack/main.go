@@ -8,7 +8,7 @@
 // DIR/fillgate-<version>-chrome.zip for the Chrome Web Store and Microsoft
 // Edge Add-ons: the same files, with manifest.json's "key" removed, since
 // the Chrome Web Store refuses a package that has one and assigns its own
-// id (docs/release.md; manifest/stores.go holds the ids the stores
+// id (docs/release.md; internal/manifest/stores.go holds the ids the stores
 // assign). The zip is reproducible: sorted entries, one timestamp (-date,
 // the commit's time in a release).
 //
@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/extension"
-	"github.com/fillgate/fillgate/manifest"
+	"github.com/fillgate/fillgate/internal/manifest"
 )
 
 func main() {

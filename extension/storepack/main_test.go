@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/extension"
-	"github.com/fillgate/fillgate/manifest"
+	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -22,9 +22,9 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/manifest"
-	"github.com/fillgate/fillgate/tests/browser"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/tests/kit/browser"
 )
 
 // sample is the made-up text the benchmark types: no secret of anyone's.

@@ -11,7 +11,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/fillgate/fillgate/tests/fgbin"
+	"github.com/fillgate/fillgate/tests/kit/fgbin"
 )
 
 // fillgateBin is the fillgate binary TestMain builds from this module.

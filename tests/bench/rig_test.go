@@ -21,13 +21,13 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/fillgate/fillgate/host/dirs"
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/tests/browser"
-	"github.com/fillgate/fillgate/tests/desktop"
-	"github.com/fillgate/fillgate/tests/loginserver"
-	"github.com/fillgate/fillgate/tests/notifyd"
-	"github.com/fillgate/fillgate/tests/secretservice"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/fakes/notifyd"
+	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/desktop"
+	"github.com/fillgate/fillgate/tests/kit/loginserver"
+	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
 // policy is the benchmark's policy: many requests from one agent, no

@@ -10,9 +10,9 @@ import (
 
 	"github.com/danieljoos/wincred"
 
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/manifest"
-	"github.com/fillgate/fillgate/tests/leakscan"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
 // hostKey is where each browser looks for fillgate's host, below HKCU or

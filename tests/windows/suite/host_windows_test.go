@@ -17,12 +17,12 @@ import (
 
 	"github.com/Microsoft/go-winio"
 
-	"github.com/fillgate/fillgate/host/agentsock"
-	"github.com/fillgate/fillgate/host/dirs"
-	"github.com/fillgate/fillgate/host/fill"
-	"github.com/fillgate/fillgate/tests/fakeext"
-	"github.com/fillgate/fillgate/tests/fakehuman"
-	"github.com/fillgate/fillgate/tests/leakscan"
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/fakes/fakeext"
+	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/windows/squat"
 )
 

@@ -1,0 +1,191 @@
+package agentsock
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"time"
+
+	"github.com/fillgate/fillgate/internal/fill"
+)
+
+// ErrNoHost means no host answered on any socket in the directory: no
+// browser with the extension is running (or its host cannot be reached).
+// The CLI can say how to fix that, or fall back to CDP.
+var ErrNoHost = errors.New("no fillgate host is running")
+
+// HostError is a host's error message.
+type HostError struct {
+	Code   string // CodeBadRequest, CodeForbidden, ...
+	Detail string
+}
+
+// Error implements error.
+func (e *HostError) Error() string {
+	return fmt.Sprintf("the host refused the request (%s): %s", e.Code, e.Detail)
+}
+
+const (
+	// statusWait bounds one host's answer to a status request.
+	statusWait = 3 * time.Second
+	// maxMessage bounds one message line from a host.
+	maxMessage = 1 << 20
+)
+
+// Fill asks the host serving dir for a fill and waits for the result,
+// passing progress messages to onProgress (which may be nil). client names
+// the caller for display ("fillgate fill"). It tries agent.sock, then each
+// hosts/*.sock, skipping sockets nobody answers on and hosts that run as
+// another user; when none is left it returns an error wrapping ErrNoHost.
+// Once a host has the request, its answer is final: a fill is never sent
+// twice. Cancelling ctx hangs up, which cancels the fill on the host.
+func Fill(ctx context.Context, dir string, req fill.Request, client string, onProgress func(fill.Progress)) (fill.Result, error) {
+	c, err := dialAny(ctx, dir)
+	if err != nil {
+		return fill.Result{}, err
+	}
+	return fillOn(ctx, c, req, client, onProgress)
+}
+
+// FillAt is Fill through the one socket at path (a forwarded agent
+// socket, say). A socket nobody answers on is an error wrapping ErrNoHost.
+func FillAt(ctx context.Context, path string, req fill.Request, client string, onProgress func(fill.Progress)) (fill.Result, error) {
+	c, err := dialHost(ctx, path)
+	if err != nil {
+		return fill.Result{}, fmt.Errorf("%w: %w", ErrNoHost, err)
+	}
+	return fillOn(ctx, c, req, client, onProgress)
+}
+
+func fillOn(ctx context.Context, c net.Conn, req fill.Request, client string, onProgress func(fill.Progress)) (fill.Result, error) {
+	defer c.Close()
+	m, err := roundTrip(ctx, c, newFillRequest(req, client), TypeResult, onProgress)
+	if err != nil {
+		return fill.Result{}, err
+	}
+	return *m.Result, nil
+}
+
+// Status asks the hosts serving dir for their status, the owner of
+// agent.sock first, each with what its browser's active tab has focused.
+// The first host that answers lists them all; when none does, it returns
+// an error wrapping ErrNoHost.
+func Status(ctx context.Context, dir string) ([]HostStatus, error) {
+	for _, path := range candidates(dir) {
+		hs, err := StatusAt(ctx, path)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err == nil {
+			return hs, nil
+		}
+	}
+	return nil, fmt.Errorf("%w (no socket in %s answered)", ErrNoHost, dir)
+}
+
+// StatusAt asks the host at path for the status of every host it knows
+// (itself first).
+func StatusAt(ctx context.Context, path string) ([]HostStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusWait+peekWait)
+	defer cancel()
+	m, err := call(ctx, path, Request{Op: OpStatus, All: true}, TypeStatus)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoHost, err)
+	}
+	if len(m.Hosts) == 0 {
+		return []HostStatus{*m.Status}, nil
+	}
+	return m.Hosts, nil
+}
+
+// candidates lists the endpoints to try: the stable one (agent.sock),
+// then each host's own (hosts/*.sock) in pid order.
+func candidates(dir string) []string {
+	hosts := hostEndpoints(dir)
+	sort.Slice(hosts, func(i, j int) bool { return endpointID(hosts[i]) < endpointID(hosts[j]) })
+	return append([]string{SocketPath(dir)}, hosts...)
+}
+
+// dialAny connects to the first candidate that answers.
+func dialAny(ctx context.Context, dir string) (net.Conn, error) {
+	var errs []error
+	for _, path := range candidates(dir) {
+		c, err := dialHost(ctx, path)
+		if err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("connecting to the host: %w", ctx.Err())
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("%w in %s: %w", ErrNoHost, dir, errors.Join(errs...))
+}
+
+// dialHost connects to path and checks that the host runs as this user.
+func dialHost(ctx context.Context, path string) (net.Conn, error) {
+	if err := checkPathLen(path); err != nil {
+		return nil, err
+	}
+	c, err := dialEndpoint(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", path, err)
+	}
+	if err := checkHost(c); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("connecting to %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// roundTrip sends req and reads messages until one of type want (or an
+// error message). Progress goes to onProgress; unknown types are ignored.
+func roundTrip(ctx context.Context, c net.Conn, req Request, want string, onProgress func(fill.Progress)) (Message, error) {
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	fail := func(err error) (Message, error) {
+		if ctx.Err() != nil {
+			return Message{}, fmt.Errorf("waiting for the host: %w", ctx.Err())
+		}
+		return Message{}, err
+	}
+
+	b, err := json.Marshal(req)
+	if err != nil {
+		return Message{}, fmt.Errorf("encoding the request: %w", err)
+	}
+	if _, err := c.Write(append(b, '\n')); err != nil {
+		return fail(fmt.Errorf("sending the request: %w", err))
+	}
+	r := bufio.NewReader(c)
+	for {
+		line, err := readLine(r, maxMessage)
+		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF):
+				err = errors.New("the host hung up without an answer")
+			case errors.Is(err, errTooLarge):
+				err = fmt.Errorf("a message over %d bytes", maxMessage)
+			}
+			return fail(fmt.Errorf("reading the host's answer: %w", err))
+		}
+		var m Message
+		if err := json.Unmarshal(line, &m); err != nil {
+			return fail(fmt.Errorf("reading the host's answer: not JSON: %w", err))
+		}
+		switch {
+		case m.Type == TypeError:
+			return Message{}, &HostError{Code: m.Error, Detail: m.Detail}
+		case m.Type == TypeProgress && onProgress != nil:
+			onProgress(fill.Progress{Phase: m.Phase, Deadline: m.Deadline, Where: m.Where})
+		case m.Type == want && want == TypeResult && m.Result != nil,
+			m.Type == want && (want == TypeStatus || want == TypePeek) && m.Status != nil:
+			return m, nil
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package desktop_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fillgate/fillgate/internal/pinentry"
+	"github.com/fillgate/fillgate/tests/kit/desktop"
+)
+
+// gtk2 is the pinentry these tests show dialogs with.
+const gtk2 = "/usr/bin/pinentry-gtk-2"
+
+// needPinentry fails t unless pinentry-gtk-2 is installed.
+func needPinentry(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(gtk2); err != nil {
+		t.Fatalf("%s is missing: run tests/setup (it installs pinentry-gtk2)", gtk2)
+	}
+}
+
+// dialog starts pinentry-gtk-2 on d, ended with the test.
+func dialog(t *testing.T, d *desktop.Display) *pinentry.Process {
+	t.Helper()
+	needPinentry(t)
+	p, err := pinentry.Start(t.Context(), gtk2, d.Env())
+	if err != nil {
+		t.Fatalf("start pinentry: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// answer runs fn (the dialog) while person acts, and returns fn's error.
+func answer(t *testing.T, fn func() error, person func(ctx context.Context) error) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	if err := person(ctx); err != nil {
+		t.Fatalf("the person: %v", err)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		t.Fatal("the dialog did not end")
+		return nil
+	}
+}
+
+func TestTypeIntoADialog(t *testing.T) {
+	d := desktop.Start(t)
+	p := dialog(t, d)
+	person := d.Person(t)
+	typed := []byte("a%b c\"'\\ ~Z9")
+	var pin []byte
+	err := answer(t, func() (err error) {
+		pin, err = p.GetPIN(t.Context(), pinentry.Dialog{Title: "desktop kit: type", Prompt: "Password:"})
+		return err
+	}, func(ctx context.Context) error {
+		w, err := person.WaitWindow(ctx, "^desktop kit: type$")
+		if err != nil {
+			return err
+		}
+		if w.Name != "desktop kit: type" {
+			t.Errorf("window name %q", w.Name)
+		}
+		if err := person.WaitFocus(ctx, w); err != nil {
+			return err
+		}
+		if err := person.Type(ctx, typed); err != nil {
+			return err
+		}
+		if err := person.Key(ctx, "Return"); err != nil {
+			return err
+		}
+		return person.WaitGone(ctx, w)
+	})
+	if err != nil {
+		t.Fatalf("GetPIN: %v", err)
+	}
+	if !bytes.Equal(pin, typed) {
+		t.Error("the dialog returned another value than the person typed")
+	}
+}
+
+// TestCloseIsCancel: Close is a window manager's close button, which
+// pinentry takes as Cancel (destroying or killing the window instead
+// would crash it).
+func TestCloseIsCancel(t *testing.T) {
+	d := desktop.Start(t)
+	p := dialog(t, d)
+	person := d.Person(t)
+	err := answer(t, func() error {
+		return p.Confirm(t.Context(), pinentry.Dialog{Title: "desktop kit: close", NotOK: "No"})
+	}, func(ctx context.Context) error {
+		w, err := person.WaitClass(ctx, "[Pp]inentry")
+		if err != nil {
+			return err
+		}
+		if w.Name != "desktop kit: close" {
+			t.Errorf("window name %q", w.Name)
+		}
+		if !person.Visible(ctx, "[Pp]inentry") || person.Visible(ctx, "^no such class$") {
+			t.Error("Visible does not tell the dialog's window")
+		}
+		if pid, err := person.PID(ctx, w); err != nil || pid != p.Pid() {
+			t.Errorf("window pid %d (%v), want %d", pid, err, p.Pid())
+		}
+		return person.Close(ctx, w)
+	})
+	if !errors.Is(err, pinentry.ErrCanceled) {
+		t.Errorf("Confirm = %v, want cancelled", err)
+	}
+}
+
+func TestEscapeAndTab(t *testing.T) {
+	d := desktop.Start(t)
+	p := dialog(t, d)
+	person := d.Person(t)
+	err := answer(t, func() error {
+		return p.Confirm(t.Context(), pinentry.Dialog{Title: "desktop kit: escape"})
+	}, func(ctx context.Context) error {
+		if _, err := person.WaitWindow(ctx, "^desktop kit: escape$"); err != nil {
+			return err
+		}
+		return person.Key(ctx, "Escape")
+	})
+	if !errors.Is(err, pinentry.ErrCanceled) {
+		t.Errorf("Confirm after Escape = %v, want cancelled", err)
+	}
+}
+
+func TestWaitsAreBounded(t *testing.T) {
+	d := desktop.Start(t)
+	person := d.Person(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := person.WaitWindow(ctx, "^no such window$"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("WaitWindow = %v, want the deadline", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("WaitWindow took %v with a 300 ms deadline", took)
+	}
+}
+
+func TestScreenshot(t *testing.T) {
+	d := desktop.Start(t)
+	person := d.Person(t)
+	path := filepath.Join(t.TempDir(), "screen.png")
+	if err := person.Screenshot(t.Context(), path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 800 {
+		t.Errorf("screenshot is %v, want the 1280x800 screen", b)
+	}
+}
+
+// TestDisplaysArePrivate: two tests get two displays, and a display is
+// gone when its test ends.
+func TestDisplaysArePrivate(t *testing.T) {
+	var pids []int
+	for range 2 {
+		t.Run("display", func(t *testing.T) {
+			d := desktop.Start(t)
+			pids = append(pids, d.PID())
+		})
+	}
+	for _, pid := range pids {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+			t.Errorf("Xvfb (pid %d) runs on after its test", pid)
+		}
+	}
+	a, b := desktop.Start(t), desktop.Start(t)
+	if a.Name == b.Name {
+		t.Errorf("two displays at once share %s", a.Name)
+	}
+}

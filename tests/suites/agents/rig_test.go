@@ -1,0 +1,767 @@
+//go:build linux
+
+package agents
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/audit"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/internal/policy"
+	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
+)
+
+// basePolicy is the policy every rig starts from: many requests from one
+// agent (this test) in a minute, no cool-down between scenarios, and the
+// CDP path's prompt as a tab of the browser, which the test answers there
+// (prompt = "browser": the observer tests answer the loopback page; the
+// attacker tests use the person's default, "auto"). Every check on the
+// page and the field stays as it is.
+const basePolicy = `# fillgate agent-tool tests
+rate_limit = "1000/1m"
+no_response_cooldown = "0s"
+prompt_opener = "cdp-tab"
+prompt = "browser"
+`
+
+// rig is one fillgate set-up in a temp root: HOME and the XDG dirs, the
+// policy, what `fillgate install` wrote, one headless Chromium with the
+// extension and a debugging port, the host it started, and two login
+// sites on loopback. The browser, the host, the agent (fillgate fill and
+// fillgate mcp) and the agent tools all share its environment.
+type rig struct {
+	t        testing.TB
+	ctx      context.Context
+	root     string
+	env      []string
+	runDir   string // agent.sock and hosts/
+	stateDir string // fillgate.log, audit.jsonl
+	chrome   *browser.Chromium
+	bctx     context.Context // the test's own CDP connection: it plays the user
+	site1    *site           // http://127.0.0.1:port
+	site2    *site           // http://127.0.0.2:port, another site
+	host     agentsock.HostStatus
+	prompts  *promptWatch
+
+	mu      sync.Mutex
+	secrets [][]byte // every scenario's secret, for the final scan
+	outputs [][]byte // everything fillgate printed
+}
+
+// newRig starts everything; it all stops when the test ends, and then
+// every file under the root, the browser's output and everything fillgate
+// printed are scanned for every secret of the rig.
+func newRig(t *testing.T, ctx context.Context, policy string) *rig {
+	t.Helper()
+	root, err := os.MkdirTemp("", "fgag-") // short: sun_path holds 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	r := &rig{t: t, ctx: ctx, root: root}
+	// Registered before the browser starts, so it runs after it stopped
+	// (and flushed its profile).
+	t.Cleanup(r.finalScan)
+	r.env = append(browser.BaseEnv(root),
+		// No session bus: go-keyring would otherwise start one that
+		// outlives the test.
+		"DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(root, "no-bus"))
+	if r.runDir, err = dirs.Runtime(r.getenv); err != nil {
+		t.Fatal(err)
+	}
+	if r.stateDir, err = dirs.State(r.getenv); err != nil {
+		t.Fatal(err)
+	}
+	r.writePolicy(policy)
+
+	profile := filepath.Join(root, "profile")
+	ext := r.install(profile)
+	r.site1, r.site2 = serve(t, "127.0.0.1"), serve(t, "127.0.0.2")
+	r.chrome = browser.StartChromium(t, ctx, browser.ChromiumOptions{UserDataDir: profile, Extensions: []string{ext}, Env: r.env})
+	r.env = append(r.env, "FILLGATE_CDP_URL="+r.browserURL())
+	r.bctx = r.chrome.Attach(t, ctx)
+	r.prompts = watchPrompts(t, r.bctx, func(url string) bool {
+		return strings.HasPrefix(url, "http://127.0.0.1:") && !strings.HasPrefix(url, r.site1.origin+"/")
+	})
+	r.host = r.waitHost()
+	return r
+}
+
+// getenv looks a variable up in the rig's environment.
+func (r *rig) getenv(key string) string {
+	for _, kv := range slices.Backward(r.env) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// browserURL is the browser's CDP endpoint in its http:// form.
+func (r *rig) browserURL() string { return fmt.Sprintf("http://127.0.0.1:%d", r.chrome.Port) }
+
+// writePolicy writes fillgate's policy file, which must be valid (a file
+// fillgate refuses would make every request a refusal).
+func (r *rig) writePolicy(text string) {
+	r.t.Helper()
+	if _, err := policy.Parse("test policy", []byte(text)); err != nil {
+		r.t.Fatalf("the test's policy is not valid: %v", err)
+	}
+	p, err := dirs.PolicyFile(r.getenv)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// install runs `fillgate install --browser chromium --user-data-dir
+// profile --json` as a person would and returns the unpacked extension's
+// directory. The host manifest it wrote is what the browser starts the
+// host from.
+func (r *rig) install(profile string) string {
+	r.t.Helper()
+	out, code := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
+	var rep struct {
+		ExtensionDir string `json:"extension_dir"`
+		Manifests    []struct{ Path, Status string }
+	}
+	if code != 0 || json.Unmarshal(out, &rep) != nil || len(rep.Manifests) != 1 || rep.Manifests[0].Status != "created" ||
+		filepath.Dir(rep.Manifests[0].Path) != filepath.Join(profile, "NativeMessagingHosts") {
+		r.t.Fatalf("fillgate install exited %d: %s", code, out)
+	}
+	return rep.ExtensionDir
+}
+
+// cli runs fillgate with args in the rig's environment and returns its
+// stdout and exit code.
+func (r *rig) cli(args ...string) ([]byte, int) {
+	r.t.Helper()
+	cmd := exec.CommandContext(r.ctx, fillgateBin, args...)
+	cmd.Env = r.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	r.keep(out.Bytes(), errOut.Bytes())
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		r.t.Fatalf("run fillgate %s: %v", args[0], err)
+	}
+	return out.Bytes(), cmd.ProcessState.ExitCode()
+}
+
+// keep records fillgate's output for the final scan.
+func (r *rig) keep(outs ...[]byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, o := range outs {
+		r.outputs = append(r.outputs, bytes.Clone(o))
+	}
+}
+
+// waitHost waits until the host runs with the extension connected.
+func (r *rig) waitHost() agentsock.HostStatus {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(r.ctx, 60*time.Second)
+	defer cancel()
+	for {
+		hs, err := agentsock.Status(ctx, r.runDir)
+		if err == nil && len(hs) == 1 && hs[0].Extension.Connected {
+			if hs[0].Caller != manifest.ExtensionOrigin || hs[0].Extension.Paused {
+				r.t.Fatalf("host status %+v", hs[0])
+			}
+			return hs[0]
+		}
+		select {
+		case <-ctx.Done():
+			r.t.Fatalf("no host with the extension connected: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// secret makes a random secret that the final scan looks for.
+func (r *rig) secret(t testing.TB) []byte {
+	s := leakscan.NewSecret(t)
+	r.mu.Lock()
+	r.secrets = append(r.secrets, s)
+	r.mu.Unlock()
+	return s
+}
+
+// code makes a random six-digit one-time code that the final scan looks
+// for.
+func (r *rig) code(t testing.TB) []byte {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] = '0' + b[i]%10
+	}
+	r.mu.Lock()
+	r.secrets = append(r.secrets, b)
+	r.mu.Unlock()
+	return b
+}
+
+// finalScan runs after the browser stopped: every file under the root
+// (the profile, HOME, the XDG dirs, the agent tools' folders), the
+// browser's output and everything fillgate printed, for every secret.
+func (r *rig) finalScan() {
+	t := r.t
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.secrets {
+		if n := leakscan.Dirs(t, s, r.root); n < 20 {
+			t.Errorf("the leak scan read only %d files under %s", n, r.root)
+		}
+		if r.chrome != nil {
+			leakscan.Bytes(t, s, "the browser's output", []byte(r.chrome.Output()))
+		}
+		for _, o := range r.outputs {
+			leakscan.Bytes(t, s, "fillgate's output", o)
+		}
+		clear(s)
+	}
+}
+
+// withheld returns b for a failure message, or a placeholder if it holds
+// one of the rig's secrets.
+func (r *rig) withheld(b []byte) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.secrets {
+		if leakscan.Contains(b, s) || leakscan.MaskedLength(b, s) {
+			return "(withheld: it holds a secret)"
+		}
+	}
+	if len(b) > 600 {
+		b = append(b[:600:600], "…"...)
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// lastAudit is the audit log's newest entry.
+func (r *rig) lastAudit(t testing.TB) fill.AuditEntry {
+	t.Helper()
+	es, err := audit.Open(r.stateDir).Recent(1)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("audit log: %d entries, %v", len(es), err)
+	}
+	return es[0]
+}
+
+// scanFillgate scans fillgate's own files (its log and the audit log) for
+// secret.
+func (r *rig) scanFillgate(t testing.TB, secret []byte) {
+	t.Helper()
+	for _, name := range []string{"fillgate.log", audit.FileName} {
+		data, err := os.ReadFile(filepath.Join(r.stateDir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Errorf("read %s: %v", name, err)
+		}
+		leakscan.Bytes(t, secret, name, data)
+	}
+}
+
+// fillRun is one `fillgate fill --json` run as the agent.
+type fillRun struct {
+	r      *rig
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	done   chan struct{}
+}
+
+// fill starts `fillgate fill --json args...` in the rig's environment.
+func (r *rig) fill(t testing.TB, args ...string) *fillRun {
+	t.Helper()
+	f := &fillRun{r: r, done: make(chan struct{})}
+	f.cmd = exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
+	f.cmd.Env = r.env
+	f.cmd.Stdout, f.cmd.Stderr = &f.stdout, &f.stderr
+	f.cmd.WaitDelay = 5 * time.Second
+	if err := f.cmd.Start(); err != nil {
+		t.Fatalf("start fillgate fill: %v", err)
+	}
+	go func() {
+		_ = f.cmd.Wait()
+		close(f.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-f.done:
+		default:
+			_ = f.cmd.Process.Kill()
+			<-f.done
+		}
+	})
+	return f
+}
+
+// result waits for the run and returns its one JSON result.
+func (f *fillRun) result(t testing.TB) fill.Result {
+	t.Helper()
+	select {
+	case <-f.done:
+	case <-f.r.ctx.Done():
+		t.Fatalf("fillgate fill did not finish: %v", f.r.ctx.Err())
+	}
+	f.r.keep(f.stdout.Bytes(), f.stderr.Bytes())
+	var res fill.Result
+	dec := json.NewDecoder(bytes.NewReader(f.stdout.Bytes()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil || dec.More() {
+		t.Fatalf("fillgate fill printed %s (stderr %s)", f.r.withheld(f.stdout.Bytes()), f.r.withheld(f.stderr.Bytes()))
+	}
+	if code := f.cmd.ProcessState.ExitCode(); code != res.Status.ExitCode() {
+		t.Errorf("exit code %d for status %s", code, res.Status)
+	}
+	t.Logf("fillgate fill %s → %s", strings.Join(f.cmd.Args[2:], " "), f.r.withheld(bytes.TrimSpace(f.stdout.Bytes())))
+	return res
+}
+
+// site is a login site on one loopback address. Its forms post to it and
+// it answers with a welcome page, so a submitted login navigates away.
+type site struct {
+	origin string
+}
+
+// serve starts a site on ip until the test ends.
+func serve(t testing.TB, ip string) *site {
+	t.Helper()
+	l, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatalf("listen on %s: %v", ip, err)
+	}
+	srv := httptest.NewUnstartedServer(pages())
+	_ = srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &site{origin: srv.URL}
+}
+
+// pages are the login pages. Every URL carries s=TOKEN, a mark of the
+// scenario that the page shows ("page TOKEN") and keeps when the login
+// navigates, so the agent tools can find the scenario's tab.
+func pages() http.Handler {
+	mux := http.NewServeMux()
+	write := func(w http.ResponseWriter, title, body string) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintf(w, `<!doctype html><html><head><meta charset="utf-8"><title>%s</title>
+<style>body { margin: 20px; font: 16px sans-serif; } input { display: block; margin: 8px 0; width: 220px; height: 30px; }</style>
+</head><body>%s</body></html>`, title, body)
+	}
+	mark := func(r *http.Request) string {
+		s := r.URL.Query().Get("s")
+		if strings.Trim(s, "0123456789abcdef") != "" || len(s) > 32 {
+			return "bad"
+		}
+		return s
+	}
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+		s := mark(r)
+		write(w, "Sign in "+s, `<h1>Sign in</h1><p>page `+s+`</p>
+<form id=login method=post action="/session?s=`+s+`">
+<input id=user name=user autocomplete=username value="alice">
+<input id=pw name=pw type=password autocomplete=current-password>
+<button id=go>Sign in</button></form>`)
+	})
+	mux.HandleFunc("GET /otp", func(w http.ResponseWriter, r *http.Request) {
+		s := mark(r)
+		write(w, "Verify "+s, `<h1>Two-step verification</h1><p>page `+s+`</p>
+<form id=verify method=post action="/verify?s=`+s+`">
+<input id=otp name=otp autocomplete=one-time-code inputmode=numeric>
+<button id=go>Verify</button></form>`)
+	})
+	mux.HandleFunc("GET /other", func(w http.ResponseWriter, r *http.Request) {
+		s := mark(r)
+		write(w, "Elsewhere "+s, `<h1>Another page</h1><p>page `+s+`</p>`)
+	})
+	// A login lands on the welcome page; the value is read by nothing.
+	for _, p := range []string{"POST /session", "POST /verify"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/welcome?s="+mark(r), http.StatusSeeOther)
+		})
+	}
+	mux.HandleFunc("GET /welcome", func(w http.ResponseWriter, r *http.Request) {
+		s := mark(r)
+		write(w, "Welcome "+s, `<h1>Welcome</h1><p>page `+s+`</p>`)
+	})
+	return mux
+}
+
+// tab is a page the user has open, driven over the test's own CDP
+// connection.
+type tab struct {
+	t     testing.TB
+	ctx   context.Context
+	id    target.ID
+	url   string
+	token string // the scenario's mark in the URL
+}
+
+// open opens path?s=TOKEN of s in a new window, in front.
+func (r *rig) open(t testing.TB, s *site, path string) *tab { return r.openTab(t, s, path, true) }
+
+// openBeside opens path?s=TOKEN of s in a new tab of the window in front.
+func (r *rig) openBeside(t testing.TB, s *site, path string) *tab {
+	return r.openTab(t, s, path, false)
+}
+
+// openTab opens a tab as the user would and brings it to the front. When
+// the test ends the tab is left open on a blank page, never closed: an
+// agent tool whose current tab closes under it may fail its next call.
+func (r *rig) openTab(t testing.TB, s *site, path string, newWindow bool) *tab {
+	t.Helper()
+	token := randomHex(t)
+	url := s.origin + path + "?s=" + token
+	res, err := cdp.Call(r.ctx, chromedp.FromContext(r.bctx).Browser, target.CreateTarget,
+		target.CreateTargetParams{URL: "about:blank", NewWindow: &newWindow})
+	if err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
+	ctx, cancel := chromedp.NewContext(r.bctx, chromedp.WithTargetID(res.TargetID), chromedp.WithDetachOnCancel())
+	t.Cleanup(func() {
+		nctx, stop := context.WithTimeout(ctx, 10*time.Second)
+		defer stop()
+		// A login the fill submitted may still be on its way (a form's
+		// navigation starts after the in-page call returns): stop it, so
+		// that it cannot abort the navigation away.
+		_, _ = chromedp.Call(nctx, page.StopLoading, cdp.Empty{})
+		if err := chromedp.Do(nctx, chromedp.Navigate("about:blank")); err != nil && r.ctx.Err() == nil {
+			t.Errorf("leave the tab: %v", err)
+		}
+		cancel()
+	})
+	tb := &tab{t: t, ctx: ctx, id: res.TargetID, url: url, token: token}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	tb.front()
+	return tb
+}
+
+// focus focuses the element with id, as a click into it would.
+func (tb *tab) focus(id string) {
+	tb.t.Helper()
+	ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`(() => { const el = document.getElementById(`+quote(id)+`); el.focus(); return document.activeElement === el; })()`))
+	if err != nil || !ok {
+		tb.t.Fatalf("could not focus #%s: %v", id, err)
+	}
+}
+
+// front brings the tab to the front of its window.
+func (tb *tab) front() {
+	tb.t.Helper()
+	if _, err := chromedp.Call(tb.ctx, page.BringToFront, cdp.Empty{}); err != nil {
+		tb.t.Fatalf("bring the tab to the front: %v", err)
+	}
+}
+
+// holdsNowhere reports whether, once the page has loaded, no input of it
+// holds secret and its text does not show it. The comparison runs in the
+// page; only a boolean comes back.
+func (tb *tab) holdsNowhere(secret []byte) bool {
+	tb.t.Helper()
+	const fn = `function (v) {
+  const inputs = Array.from(document.querySelectorAll("input, textarea"));
+  return !inputs.some((i) => i.value === v || i.value.includes(v)) && !document.documentElement.outerHTML.includes(v) &&
+    !(document.body?.innerText ?? "").includes(v);
+}`
+	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+	defer cancel()
+	for {
+		ok, err := callWith(ctx, fn, string(secret))
+		if err == nil {
+			return ok
+		}
+		// The page may be between two documents (a login navigating).
+		select {
+		case <-ctx.Done():
+			tb.t.Fatalf("compare in the page failed")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// holds reports whether the element id holds exactly secret.
+func (tb *tab) holds(id string, secret []byte) bool {
+	tb.t.Helper()
+	ok, err := callWith(tb.ctx, `function (id, v) { const el = document.getElementById(id); return !!el && el.value === v; }`, id, string(secret))
+	if err != nil {
+		tb.t.Fatalf("compare in the page failed")
+	}
+	return ok
+}
+
+// callWith calls the function declaration fn with args on the page's
+// window, once the document has loaded, and returns its boolean result.
+// An error never quotes the arguments.
+func callWith(ctx context.Context, fn string, args ...any) (bool, error) {
+	ready, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.readyState === "complete"`))
+	if err != nil || !ready {
+		return false, errors.New("the page is not loaded")
+	}
+	win, err := chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject]("window"))
+	if err != nil {
+		return false, errors.New("the page's window")
+	}
+	ok, err := chromedp.Run(ctx, chromedp.CallFunctionOn[bool](fn, func(p *runtime.CallFunctionOnParams) {
+		p.ObjectID = win.ObjectID
+	}, args...))
+	if err != nil {
+		return false, errors.New("the call failed")
+	}
+	return ok, nil
+}
+
+// promptWatch records every prompt page the browser opens (a page target
+// on a 127.0.0.1 origin that is not a login site), from the browser's
+// target events, and which of them closed.
+type promptWatch struct {
+	mu       sync.Mutex
+	isPrompt func(url string) bool
+	opened   []target.ID
+	urls     map[target.ID]string
+	closed   map[target.ID]bool
+	changed  chan struct{} // closed and replaced on every change
+}
+
+func watchPrompts(t testing.TB, bctx context.Context, isPrompt func(string) bool) *promptWatch {
+	t.Helper()
+	w := &promptWatch{isPrompt: isPrompt, urls: map[target.ID]string{}, closed: map[target.ID]bool{}, changed: make(chan struct{})}
+	if err := chromedp.ListenBrowser(bctx, w.event); err != nil {
+		t.Fatalf("listen to the browser's targets: %v", err)
+	}
+	if _, err := chromedp.CallBrowser(bctx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		t.Fatalf("discover targets: %v", err)
+	}
+	return w
+}
+
+func (w *promptWatch) event(ev any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch ev := ev.(type) {
+	case *target.EventTargetCreated:
+		w.saw(ev.TargetInfo)
+	case *target.EventTargetInfoChanged:
+		w.saw(ev.TargetInfo)
+	case *target.EventTargetDestroyed:
+		if _, ok := w.urls[ev.TargetID]; ok {
+			w.closed[ev.TargetID] = true
+			w.notify()
+		}
+	}
+}
+
+// saw must be called with w.mu held.
+func (w *promptWatch) saw(info *target.Info) {
+	if info.Type != "page" || !w.isPrompt(info.URL) {
+		return
+	}
+	if _, ok := w.urls[info.TargetID]; !ok {
+		w.opened = append(w.opened, info.TargetID)
+	}
+	w.urls[info.TargetID] = info.URL
+	w.notify()
+}
+
+// notify must be called with w.mu held.
+func (w *promptWatch) notify() {
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// count is how many prompts have opened so far.
+func (w *promptWatch) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.opened)
+}
+
+// await waits until cond holds (it is called with w.mu held).
+func (w *promptWatch) await(ctx context.Context, what string, cond func() bool) error {
+	for {
+		w.mu.Lock()
+		ok, changed := cond(), w.changed
+		w.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		case <-changed:
+		}
+	}
+}
+
+// next waits for prompt number n (0-based) and returns its id and URL.
+func (w *promptWatch) next(ctx context.Context, n int) (target.ID, string, error) {
+	if err := w.await(ctx, "no prompt opened", func() bool { return len(w.opened) > n }); err != nil {
+		return "", "", err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := w.opened[n]
+	return id, w.urls[id], nil
+}
+
+// openedOrDone waits until prompt number n (0-based) opens, and reports
+// true, or until done is closed first.
+func (w *promptWatch) openedOrDone(ctx context.Context, n int, done <-chan struct{}) (bool, error) {
+	for {
+		w.mu.Lock()
+		opened, changed := len(w.opened) > n, w.changed
+		w.mu.Unlock()
+		if opened {
+			return true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-done:
+			return false, nil
+		case <-changed:
+		}
+	}
+}
+
+// waitClosed waits for prompt id to close.
+func (w *promptWatch) waitClosed(ctx context.Context, id target.ID) error {
+	return w.await(ctx, "the prompt stayed open", func() bool { return w.closed[id] })
+}
+
+// isClosed reports whether prompt id has closed.
+func (w *promptWatch) isClosed(id target.ID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed[id]
+}
+
+// prompt is an open prompt page, as the human sees it.
+type prompt struct {
+	t   testing.TB
+	id  target.ID
+	url string
+	ctx context.Context
+}
+
+// awaitPrompt waits for prompt number n to open and be ready for typing:
+// loaded, in front, its value field focused.
+func (r *rig) awaitPrompt(t testing.TB, n int) *prompt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	defer cancel()
+	id, url, err := r.prompts.next(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, pcancel, err := browser.AttachTarget(ctx, r.bctx, id)
+	if err != nil {
+		t.Fatalf("attach to the prompt: %v", err)
+	}
+	t.Cleanup(pcancel)
+	p := &prompt{t: t, id: id, url: url, ctx: pctx}
+	for {
+		ready, err := chromedp.Run(pctx, chromedp.Evaluate[bool](`document.readyState === "complete" &&
+			new Promise((r) => requestAnimationFrame(() => r(document.activeElement?.id === "value")))`,
+			chromedp.EvalAwaitPromise))
+		if err == nil && ready {
+			return p
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the prompt never had its field focused (%v); last error: %v", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// send types secret into the prompt and presses Enter, as the human would.
+// The host may close the window before the key is released: that ends
+// the key event with the target detached, which is no failure.
+func (p *prompt) send(secret []byte) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, chromedp.KeyEvent(string(secret))); err != nil {
+		p.t.Fatalf("type into the prompt failed")
+	}
+	if err := chromedp.Do(p.ctx, chromedp.KeyEvent(kb.Enter)); err != nil && !errors.Is(err, chromedp.ErrTargetDetached) {
+		p.t.Fatalf("press Enter in the prompt: %v", err)
+	}
+}
+
+// title is the prompt page's title.
+func (p *prompt) title() string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.title`))
+	if err != nil || s == "" {
+		p.t.Fatalf("the prompt's title: %q, %v", s, err)
+	}
+	return s
+}
+
+// closeWindow closes the prompt as the human would close its window.
+func (r *rig) closeWindow(t testing.TB, p *prompt) {
+	t.Helper()
+	if _, err := chromedp.CallBrowser(r.bctx, target.CloseTarget, target.CloseTargetParams{TargetID: p.id}); err != nil {
+		t.Fatalf("close the prompt: %v", err)
+	}
+}
+
+// waitPromptClosed waits for the prompt to close.
+func (r *rig) waitPromptClosed(t testing.TB, p *prompt) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(r.ctx, 15*time.Second)
+	defer cancel()
+	if err := r.prompts.waitClosed(ctx, p.id); err != nil {
+		t.Error(err)
+	}
+}
+
+func randomHex(t testing.TB) string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

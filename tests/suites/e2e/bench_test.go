@@ -1,0 +1,114 @@
+//go:build linux
+
+package e2e
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/secretservice"
+)
+
+// BenchmarkExtensionRoundTrip measures what fillgate adds to one fill
+// through the extension, the human excluded: from the start of `fillgate
+// fill` until the browser shows the prompt page (process start, agent
+// socket, inspect, policy, prompt server, popup window), plus from the
+// human's Enter until `fillgate fill` exits with the result (the form
+// POST, the re-check and insert in the page, the result). It reports the
+// medians of both parts and of their sum.
+func BenchmarkExtensionRoundTrip(b *testing.B) {
+	ctx := testContext(b, 10*time.Minute)
+	ch := startChromium(b, ctx)
+	tb := ch.open(b, ch.origin1+"/password")
+	secret := ch.secret(b)
+	var toPrompt, toResult, total []time.Duration
+	for b.Loop() {
+		tb.eval(`(f => { f.value = ""; f.focus(); return document.activeElement === f; })(document.getElementById("pw"))`)
+		a, n := ch.request(b, "--service", "127.0.0.1", "--then", "none")
+		p := ch.awaitPrompt(b, n)
+		p.typeSecret(secret)
+		submitted := time.Now()
+		p.enter()
+		res, code := a.result(b, ctx)
+		if res.Status != fill.StatusOK || code != 0 {
+			b.Fatalf("result %+v, exit code %d", res, code)
+		}
+		open := ch.prompts.when(p.id).Sub(a.started)
+		done := a.ended.Sub(submitted)
+		toPrompt, toResult, total = append(toPrompt, open), append(toResult, done), append(total, open+done)
+	}
+	b.StopTimer()
+	if !tb.holds(pwHolds, secret) {
+		b.Errorf("value differed")
+	}
+	b.ReportMetric(median(total), "ms-median-roundtrip")
+	b.ReportMetric(median(toPrompt), "ms-median-to-prompt")
+	b.ReportMetric(median(toResult), "ms-median-submit-to-result")
+	ch.finish(b)
+}
+
+// median is the median of ds in milliseconds.
+func median(ds []time.Duration) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[len(s)/2].Microseconds()) / 1000
+}
+
+// BenchmarkApprovalNone measures a fill with no human (approval = "none",
+// a value remembered in a real gnome-keyring) on the extension path, from
+// the agent's request on the agent socket until the result says the value
+// is in the field, next to a bare CDP Input.insertText of the same value
+// into the same field on an open session, in the same run. It reports
+// both medians and their ratio (the target is at most 3).
+func BenchmarkApprovalNone(b *testing.B) {
+	ctx := testContext(b, 10*time.Minute)
+	r := newRig(b)
+	secretservice.Start(b)
+	r.env = append(r.env, "DBUS_SESSION_BUS_ADDRESS="+os.Getenv("DBUS_SESSION_BUS_ADDRESS"))
+	ch := startChromiumIn(b, ctx, r, "profile")
+	u, _ := url.Parse(ch.origin1)
+	ch.policy(b, fmt.Sprintf("[service.%q]\napproval = \"none\"\n", "127.0.0.1:"+u.Port()))
+	secret := ch.secret(b)
+	if out, _, code := ch.cliIn(b, secret, "remember", "--service", "127.0.0.1", "--stdin"); code != 0 {
+		b.Fatalf("fillgate remember: %s", out)
+	}
+	tb := ch.open(b, ch.origin1+"/password")
+	reset := func() {
+		if !tb.eval(`(f => { f.value = ""; f.focus(); return document.activeElement === f; })(document.getElementById("pw"))`) {
+			b.Fatal("focus the field")
+		}
+	}
+	var fills, bare []time.Duration
+	for b.Loop() {
+		reset()
+		start := time.Now()
+		res, err := agentsock.Fill(ctx, r.runDir, fill.Request{Service: "127.0.0.1", Then: fill.ThenNone}, "benchmark", nil)
+		fills = append(fills, time.Since(start))
+		if err != nil || res.Status != fill.StatusOK {
+			b.Fatalf("fill: %v %+v", err, res)
+		}
+		reset()
+		start = time.Now()
+		if _, err := chromedp.Call(tb.ctx, input.InsertText, input.InsertTextParams{Text: string(secret)}); err != nil {
+			b.Fatal(err)
+		}
+		bare = append(bare, time.Since(start))
+	}
+	b.StopTimer()
+	if !tb.holds(pwHolds, secret) {
+		b.Errorf("value differed")
+	}
+	b.ReportMetric(median(fills), "ms-median-none-fill")
+	b.ReportMetric(median(bare), "ms-median-bare-insertText")
+	b.ReportMetric(median(fills)/median(bare), "ratio")
+	ch.finish(b)
+}

@@ -1,0 +1,207 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/serviceworker"
+	"github.com/chromedp/chromedp"
+
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
+)
+
+// TestChromiumFaults: in real Chromium with the real extension and host,
+// while an agent waits at the prompt, first the extension's service
+// worker is stopped (as the browser's own idle stop would), then the
+// whole browser is killed. Each time the agent gets failed at once,
+// saying the browser went away, nothing reaches the page, the host exits
+// and leaves no socket, and the leak scan finds nothing; after the worker
+// stop, the worker started again by anything the extension hears closes
+// the dead prompt's window, and its new host serves the next fill.
+func TestChromiumFaults(t *testing.T) {
+	ctx := testContext(t, 4*time.Minute)
+	ch := startChromium(t, ctx)
+	const svc = "127.0.0.1"
+
+	t.Run("the service worker is stopped mid-request", func(t *testing.T) {
+		lost := ch.secret(t)
+		tb := ch.open(t, ch.origin1+"/password")
+		tb.focus(`document.getElementById("pw")`)
+		a, n := ch.request(t, "--service", svc)
+		p := ch.awaitPrompt(t, n)
+		p.typeSecret(lost) // typed, not sent
+		old := ch.host.PID
+		if _, err := chromedp.Call(tb.ctx, serviceworker.Enable, cdp.Empty{}); err != nil {
+			t.Fatalf("enable the ServiceWorker domain: %v", err)
+		}
+		stopped := time.Now()
+		if _, err := chromedp.Call(tb.ctx, serviceworker.StopAllWorkers, cdp.Empty{}); err != nil {
+			t.Fatalf("stop the service worker: %v", err)
+		}
+		res, code := a.result(t, ctx)
+		t.Logf("the agent got %s %v after the worker stopped", res.Status, time.Since(stopped).Round(time.Millisecond))
+		wantResult(t, res, code, fill.StatusFailed, svc, fill.FieldPassword, "the browser disconnected")
+		waitGone(t, ctx, old, "the host of the stopped worker")
+		if e := ch.lastAudit(t); e.Status != fill.StatusFailed || e.Detail != res.Detail {
+			t.Errorf("the audit log's last entry %+v does not match the result %+v", e, res)
+		}
+		scanAfter(t, ch, lost, a)
+		ch.untouched(t, tb)
+
+		// Anything the extension hears starts the worker again (here its
+		// popup asking for its state): it closes the dead prompt and
+		// connects to a new host.
+		ch.open(t, manifest.ExtensionOrigin+"popup.html")
+		ch.closed(t, p)
+		ch.host = ch.waitHostOf(t, ctx, ch.browser.Cmd.Process.Pid)
+		if ch.host.PID == old {
+			t.Fatalf("the host of the stopped worker still answers")
+		}
+		base := ch.hostFigures(t)
+		secret := ch.secret(t)
+		tb = ch.open(t, ch.origin1+"/password")
+		tb.focus(`document.getElementById("pw")`)
+		a, n = ch.request(t, "--service", svc, "--then", "none")
+		ch.awaitPrompt(t, n).send(secret)
+		res, code = a.result(t, ctx)
+		ch.check(t, secret, a, res)
+		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldPassword)
+		if !tb.holds(pwHolds, secret) {
+			t.Error("the fill after the worker came back: value differed")
+		}
+		ch.settled(t, base)
+	})
+
+	t.Run("the browser is killed", func(t *testing.T) {
+		lost := ch.secret(t)
+		tb := ch.open(t, ch.origin1+"/password")
+		tb.focus(`document.getElementById("pw")`)
+		a, n := ch.request(t, "--service", svc)
+		p := ch.awaitPrompt(t, n)
+		p.typeSecret(lost)
+		host := ch.host.PID
+		killed := time.Now()
+		if pg, err := syscall.Getpgid(host); err == nil {
+			t.Logf("the host's process group is %d, the browser's %d", pg, ch.browser.Cmd.Process.Pid)
+		}
+		// The browser process itself, as a crash or `kill -9` of it does;
+		// its helpers go with it. (Killing its whole process group, as a
+		// terminal does, may take the host too: TestHostKilledAndStartedAgain
+		// in tests/suites/hostcore is that case.)
+		if err := syscall.Kill(ch.browser.Cmd.Process.Pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill the browser: %v", err)
+		}
+		<-ch.browser.Done()
+		res, code := a.result(t, ctx)
+		t.Logf("the agent got %s %v after the browser was killed", res.Status, time.Since(killed).Round(time.Millisecond))
+		wantResult(t, res, code, fill.StatusFailed, svc, fill.FieldPassword, "the browser disconnected")
+		waitGone(t, ctx, host, "the host of the killed browser")
+		if e := ch.lastAudit(t); e.Status != fill.StatusFailed || e.Detail != res.Detail {
+			t.Errorf("the audit log's last entry %+v does not match the result %+v", e, res)
+		}
+		socks, _ := filepath.Glob(filepath.Join(ch.runDir, "hosts", "*.sock"))
+		if _, err := os.Lstat(filepath.Join(ch.runDir, "agent.sock")); err == nil || len(socks) != 0 {
+			t.Errorf("the host of the killed browser left sockets: agent.sock (%v), %v", err, socks)
+		}
+		scanAfter(t, ch, lost, a)
+	})
+
+	ch.finish(t)
+}
+
+// scanAfter scans what the agent side of a request that ended in a fault
+// produced for secret: the agent's output, the host's log and the audit
+// log. (The host is gone, so its /proc is not there to scan; finish
+// scans every file the browser and fillgate wrote.)
+func scanAfter(t *testing.T, ch *chromium, secret []byte, a *agent) {
+	t.Helper()
+	leakscan.Bytes(t, secret, "the agent's stdout (the result)", a.stdout.Bytes())
+	leakscan.Bytes(t, secret, "the agent's stderr", a.stderr.Bytes())
+	for _, name := range []string{"fillgate.log", "audit.jsonl"} {
+		data, err := os.ReadFile(filepath.Join(ch.stateDir, name))
+		if err != nil {
+			t.Errorf("read %s: %v", name, err)
+			continue
+		}
+		leakscan.Bytes(t, secret, name, data)
+		if strings.Contains(string(data), "DATA RACE") {
+			t.Errorf("%s reports a data race", name)
+		}
+	}
+}
+
+// hostFigures is what the current host runs and holds: its goroutines
+// (it counts them, in a status that asks for debug) and open file
+// descriptors; the fewest of a few samples, so a status connection the
+// host is still closing does not count.
+func (ch *chromium) hostFigures(t *testing.T) [2]int {
+	t.Helper()
+	best := [2]int{-1, -1}
+	for range 5 {
+		f := ch.hostFiguresOnce(t)
+		for i := range f {
+			if best[i] < 0 || f[i] < best[i] {
+				best[i] = f[i]
+			}
+		}
+	}
+	return best
+}
+
+func (ch *chromium) hostFiguresOnce(t *testing.T) [2]int {
+	t.Helper()
+	pid := strconv.Itoa(ch.host.PID)
+	c, err := net.Dial("unix", filepath.Join(ch.runDir, "hosts", pid+".sock"))
+	if err != nil {
+		t.Fatalf("the host's socket: %v", err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	var m agentsock.Message
+	if _, err := c.Write([]byte(`{"op":"status","debug":true}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewDecoder(c).Decode(&m); err != nil || m.Status == nil || m.Status.Goroutines == 0 {
+		t.Fatalf("the host's debug status: %+v, %v", m, err)
+	}
+	fds, err := os.ReadDir("/proc/" + pid + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return [2]int{m.Status.Goroutines, len(fds)}
+}
+
+// settled waits until the host runs no more goroutines and holds no more
+// file descriptors than at base (an answered prompt drains for up to 3 s).
+func (ch *chromium) settled(t *testing.T, base [2]int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ch.ctx, time.Minute)
+	defer cancel()
+	for {
+		f := ch.hostFiguresOnce(t)
+		if f[0] <= base[0] && f[1] <= base[1] {
+			t.Logf("the host settled at %d goroutines and %d fds (%d and %d before the fill)", f[0], f[1], base[0], base[1])
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Errorf("the host runs %d goroutines and holds %d fds, against %d and %d before the fill", f[0], f[1], base[0], base[1])
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

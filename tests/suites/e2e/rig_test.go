@@ -1,0 +1,440 @@
+//go:build linux
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/audit"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
+)
+
+// testPolicy is the policy file every rig writes. One browser (so one
+// host) serves all scenarios, and every request comes from the same agent
+// (this test binary): the default rate limit of 6 a minute and the
+// 10-minute cool-down after no_response would refuse later scenarios for
+// reasons that are not theirs. The test's browser runs with a debugging
+// port (the test drives its pages), so prompt = "browser" keeps the
+// person's answer in the loopback page, where the test answers it; the
+// native dialog has suites of its own. Every check on the page and field
+// stays as it is.
+const testPolicy = `# fillgate end-to-end tests: many requests from one agent in a minute.
+rate_limit = "1000/1m"
+no_response_cooldown = "0s"
+prompt = "browser"
+`
+
+// rig is one fillgate set-up in a temp root: HOME and the XDG dirs, a
+// policy file, what `fillgate install` wrote, and the environment that the
+// browser, the host it starts and the agent all share.
+type rig struct {
+	root     string
+	env      []string
+	runDir   string // $XDG_RUNTIME_DIR/fillgate: agent.sock and hosts/
+	stateDir string // $XDG_STATE_HOME/fillgate: fillgate.log, audit.jsonl
+	// extensionDir is where `fillgate install` unpacked the extension.
+	extensionDir string
+	// hostManifest is the host manifest `fillgate install` wrote.
+	hostManifest string
+}
+
+// newRig makes the temp root and environment and writes the policy. The
+// root is short (sun_path holds only 107 bytes) and removed after the test.
+func newRig(t testing.TB) *rig {
+	t.Helper()
+	root, err := os.MkdirTemp("", "fge2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	env := browser.BaseEnv(root)
+	// A session bus that does not exist: without one, go-keyring (in
+	// `fillgate doctor`) would autolaunch a D-Bus daemon and a keyring that
+	// outlive the test.
+	env = append(env, "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(root, "no-bus"))
+	r := &rig{root: root, env: env}
+	getenv := r.getenv
+	if r.runDir, err = dirs.Runtime(getenv); err != nil {
+		t.Fatal(err)
+	}
+	if r.stateDir, err = dirs.State(getenv); err != nil {
+		t.Fatal(err)
+	}
+	policy, err := dirs.PolicyFile(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(policy), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policy, []byte(testPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// getenv looks a variable up in the rig's environment.
+func (r *rig) getenv(key string) string {
+	for _, kv := range slices.Backward(r.env) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// cli runs the built fillgate with args in the rig's environment and
+// returns its stdout, stderr and exit code.
+func (r *rig) cli(t testing.TB, ctx context.Context, args ...string) (stdout, stderr []byte, code int) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, fillgateBin, args...)
+	cmd.Env = r.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("run fillgate %s: %v", args[0], err)
+	}
+	return out.Bytes(), errOut.Bytes(), code
+}
+
+// installReport is the part of `fillgate install --json` the tests use.
+type installReport struct {
+	Binary       string `json:"binary"`
+	ExtensionDir string `json:"extension_dir"`
+	Manifests    []struct {
+		Path     string   `json:"path"`
+		Browsers []string `json:"browsers"`
+		Status   string   `json:"status"`
+	} `json:"manifests"`
+}
+
+// install runs `fillgate install --json` with args, as a person would,
+// and checks what it wrote: one host manifest (at wantDir) that starts the
+// built binary for our extension only, and the unpacked extension.
+func (r *rig) install(t testing.TB, ctx context.Context, wantDir string, args ...string) {
+	t.Helper()
+	out, errOut, code := r.cli(t, ctx, append([]string{"install", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("fillgate install exited %d: %s%s", code, out, errOut)
+	}
+	var rep installReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("fillgate install --json printed %s: %v", out, err)
+	}
+	if rep.Binary != fillgateBin || len(rep.Manifests) != 1 || rep.Manifests[0].Status != "created" ||
+		filepath.Dir(rep.Manifests[0].Path) != wantDir {
+		t.Fatalf("fillgate install reported %s; want one manifest created in %s for %s", out, wantDir, fillgateBin)
+	}
+	r.hostManifest, r.extensionDir = rep.Manifests[0].Path, rep.ExtensionDir
+	data, err := dirs.Data(r.getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.extensionDir != filepath.Join(data, "extension") {
+		t.Errorf("extension unpacked to %s; want %s", r.extensionDir, filepath.Join(data, "extension"))
+	}
+	if _, err := os.Stat(filepath.Join(r.extensionDir, "manifest.json")); err != nil {
+		t.Fatalf("no unpacked extension: %v", err)
+	}
+	raw, err := os.ReadFile(r.hostManifest)
+	if err != nil {
+		t.Fatalf("read the host manifest: %v", err)
+	}
+	var m struct {
+		Name              string   `json:"name"`
+		Path              string   `json:"path"`
+		Type              string   `json:"type"`
+		AllowedOrigins    []string `json:"allowed_origins"`
+		AllowedExtensions []string `json:"allowed_extensions"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("the host manifest is not JSON: %v", err)
+	}
+	allowed := slices.Concat(m.AllowedOrigins, m.AllowedExtensions)
+	if m.Name != manifest.HostName || m.Path != fillgateBin || m.Type != "stdio" ||
+		len(allowed) != 1 || (allowed[0] != manifest.ExtensionOrigin && allowed[0] != manifest.FirefoxID) {
+		t.Fatalf("host manifest %s holds %s", r.hostManifest, raw)
+	}
+}
+
+// waitHost waits until a host runs in the rig's environment with the
+// extension connected and not paused, and returns its status.
+func (r *rig) waitHost(t testing.TB, ctx context.Context) agentsock.HostStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		hs, err := agentsock.Status(ctx, r.runDir)
+		if err == nil && len(hs) == 1 && hs[0].Extension.Connected {
+			return hs[0]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no host with the extension connected (%v); last status %+v, %v", ctx.Err(), hs, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitHostOf waits until a host started by the browser browserPID (or
+// its helpers) runs in the rig's environment with the extension connected
+// and not paused, and returns its status. Other browsers' hosts may run
+// too.
+func (r *rig) waitHostOf(t testing.TB, ctx context.Context, browserPID int) agentsock.HostStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		hs, err := agentsock.Status(ctx, r.runDir)
+		for _, h := range hs {
+			if h.Extension.Connected && descends(h.PID, browserPID) {
+				return h
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no host of browser %d with the extension connected (%v); last status %+v, %v", browserPID, ctx.Err(), hs, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// descends reports whether pid is a descendant of ancestor.
+func descends(pid, ancestor int) bool {
+	for p := parentPID(pid); p > 1; p = parentPID(p) {
+		if p == ancestor {
+			return true
+		}
+	}
+	return false
+}
+
+// hostStatus returns the one running host's status.
+func (r *rig) hostStatus(t testing.TB, ctx context.Context) agentsock.HostStatus {
+	t.Helper()
+	hs, err := agentsock.Status(ctx, r.runDir)
+	if err != nil || len(hs) != 1 {
+		t.Fatalf("host status: %+v, %v", hs, err)
+	}
+	return hs[0]
+}
+
+// checkHostProcess checks that pid is the built fillgate, started by the
+// browser whose pid is browserPID (directly or through its helpers), and
+// that its socket is hosts/<pid>.sock.
+func (r *rig) checkHostProcess(t testing.TB, st agentsock.HostStatus, browserPID int) {
+	t.Helper()
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(st.PID) + "/exe")
+	if err != nil || exe != fillgateBin {
+		t.Fatalf("host pid %d runs %q (%v); want %s", st.PID, exe, err, fillgateBin)
+	}
+	if want := filepath.Join(r.runDir, "hosts", strconv.Itoa(st.PID)+".sock"); st.Socket != want {
+		t.Errorf("host socket %s; want %s", st.Socket, want)
+	}
+	for pid := st.PID; ; {
+		ppid := parentPID(pid)
+		if ppid == browserPID {
+			return
+		}
+		if ppid <= 1 {
+			t.Fatalf("host pid %d is not a descendant of the browser (pid %d)", st.PID, browserPID)
+		}
+		pid = ppid
+	}
+}
+
+// parentPID reads pid's parent from /proc, or 0.
+func parentPID(pid int) int {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
+// waitGone waits for process pid to exit.
+func waitGone(t testing.TB, ctx context.Context, pid int, what string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	for {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		i := bytes.LastIndexByte(stat, ')')
+		if err != nil || (i > 0 && len(stat) > i+2 && stat[i+2] == 'Z') {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Errorf("%s (pid %d) still runs after the browser stopped", what, pid)
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// agent is one run of `fillgate fill --json` as the agent.
+type agent struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	started        time.Time
+	done           chan struct{}
+	err            error
+	ended          time.Time
+}
+
+// fill starts `fillgate fill --json` with args in the rig's environment.
+func (r *rig) fill(t testing.TB, ctx context.Context, args ...string) *agent {
+	t.Helper()
+	a := &agent{done: make(chan struct{})}
+	a.cmd = exec.CommandContext(ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
+	a.cmd.Env = r.env
+	a.cmd.Stdout, a.cmd.Stderr = &a.stdout, &a.stderr
+	a.started = time.Now()
+	if err := a.cmd.Start(); err != nil {
+		t.Fatalf("start fillgate fill: %v", err)
+	}
+	go func() {
+		a.err = a.cmd.Wait()
+		a.ended = time.Now()
+		close(a.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-a.done:
+		default:
+			_ = a.cmd.Process.Kill()
+			<-a.done
+		}
+	})
+	return a
+}
+
+// result waits for the agent to exit and returns its one JSON result and
+// exit code. Nothing but that one line may be on stdout.
+func (a *agent) result(t testing.TB, ctx context.Context) (fill.Result, int) {
+	t.Helper()
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		t.Fatalf("fillgate fill did not finish: %v", ctx.Err())
+	}
+	code := 0
+	var exit *exec.ExitError
+	switch {
+	case a.err == nil:
+	case errors.As(a.err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("fillgate fill: %v", a.err)
+	}
+	var res fill.Result
+	dec := json.NewDecoder(bytes.NewReader(a.stdout.Bytes()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil || dec.More() {
+		t.Fatalf("fillgate fill --json printed something that is not one result (%v); stderr: %s", err, a.stderr.Bytes())
+	}
+	return res, code
+}
+
+// wantResult checks a result's status, exit code, service, path and field
+// and that its detail holds each of details.
+func wantResult(t testing.TB, res fill.Result, code int, status fill.Status, service, field string, details ...string) {
+	t.Helper()
+	if res.Status != status || code != status.ExitCode() {
+		t.Fatalf("result %+v with exit code %d; want %s with exit code %d", res, code, status, status.ExitCode())
+	}
+	if res.Service != service || res.Field != field || res.Via != fill.ViaExtension {
+		t.Errorf("result %+v; want service %s, field %s, via extension", res, service, field)
+	}
+	for _, d := range details {
+		if !strings.Contains(res.Detail, d) {
+			t.Errorf("result detail %q does not say %q", res.Detail, d)
+		}
+	}
+}
+
+// lastAudit returns the audit log's newest entry.
+func (r *rig) lastAudit(t testing.TB) fill.AuditEntry {
+	t.Helper()
+	es, err := audit.Open(r.stateDir).Recent(1)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("audit log: %d entries, %v", len(es), err)
+	}
+	return es[0]
+}
+
+// awaitAudit waits until the audit log's newest entry has status and
+// returns it: after an agent that hung up, the host records the outcome
+// once its own flow has ended, which the agent does not wait for.
+func (r *rig) awaitAudit(t testing.TB, ctx context.Context, status fill.Status) fill.AuditEntry {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	for {
+		es, err := audit.Open(r.stateDir).Recent(1)
+		if err == nil && len(es) == 1 && es[0].Status == status {
+			return es[0]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the audit log's newest entry is %+v (%v), want status %s", es, err, status)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// scanAgentSide looks for the secret in everything the agent side of one
+// request produced: the agent's stdout (the result) and stderr, the host's
+// log and the audit log, and the command line and environment of the host
+// (hostPID), the browser (browserPID) and this test process.
+func (r *rig) scanAgentSide(t testing.TB, secret []byte, a *agent, hostPID, browserPID int) {
+	t.Helper()
+	leakscan.Bytes(t, secret, "the agent's stdout (the result)", a.stdout.Bytes())
+	leakscan.Bytes(t, secret, "the agent's stderr", a.stderr.Bytes())
+	for _, name := range []string{"fillgate.log", audit.FileName} {
+		data, err := os.ReadFile(filepath.Join(r.stateDir, name))
+		if err != nil {
+			t.Errorf("read %s: %v", name, err)
+			continue
+		}
+		leakscan.Bytes(t, secret, name, data)
+	}
+	for _, pid := range []int{hostPID, browserPID, os.Getpid()} {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+			t.Errorf("process %d is gone before its scan", pid)
+		}
+		leakscan.Process(t, secret, pid)
+	}
+}

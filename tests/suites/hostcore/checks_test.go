@@ -1,0 +1,218 @@
+package hostcore
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/fakes/fakeext"
+)
+
+// withField is page with its focused field changed.
+func withField(page fakeext.Page, f fill.FieldInfo) fakeext.Page {
+	page.Field = f
+	return page
+}
+
+// inFrames is a login page on origin inside frames from ancestors
+// (nearest first).
+func inFrames(origin string, ancestors ...string) fakeext.Page {
+	p := loginPage(origin)
+	p.Frame = 4
+	p.Origins = append(p.Origins, ancestors...)
+	return p
+}
+
+func TestRefusedBeforeThePrompt(t *testing.T) {
+	const notGithub = "which is not github.com or a subdomain of it; nothing was asked"
+	cases := []struct {
+		name    string
+		service string
+		page    fakeext.Page
+		args    []string
+		detail  string
+	}{
+		{"wrong origin", "github.com", loginPage("https://gitlab.com"), nil,
+			"The focused field is on https://gitlab.com, " + notGithub},
+		{"look-alike suffix", "github.com", loginPage("https://github.com.evil.test"), nil,
+			"The focused field is on https://github.com.evil.test, " + notGithub},
+		{"look-alike prefix", "github.com", loginPage("https://evilgithub.com"), nil,
+			"The focused field is on https://evilgithub.com, " + notGithub},
+		{"http on a public host", "github.com", loginPage("http://github.com"), nil,
+			"is not https (plain http is allowed only on localhost and loopback addresses)"},
+		{"other port on a public host", "github.com", loginPage("https://github.com:8443"), nil,
+			"is on port 8443, and a service without a port covers only the default port (ask for github.com:8443 to fill there)"},
+		{"service with a port, other port", "github.com:8443", loginPage("https://github.com:9443"), nil,
+			"is on port 9443, not github.com:8443's port 8443"},
+		{"cross-origin frame chain", "github.com", inFrames("https://github.com", "https://evil.test"), nil,
+			"inside a page from https://evil.test"},
+		{"frame of the service inside a foreign top page", "github.com", inFrames("https://github.com", "https://github.com", "https://evil.test"), nil,
+			"inside a page from https://evil.test"},
+		{"username field focused", "github.com", withField(loginPage("https://github.com"), fill.FieldInfo{Kind: fill.FieldOther}), nil,
+			"is not a password field"},
+		{"nothing focused", "github.com", withField(loginPage("https://github.com"), fill.FieldInfo{Kind: fill.FieldNone}), nil,
+			"Nothing is focused on https://github.com"},
+		{"hidden field", "github.com", withField(loginPage("https://github.com"), fill.FieldInfo{Kind: fill.FieldPassword, Problem: "hidden"}), nil,
+			"is hidden, so it cannot be filled safely"},
+		{"one-time code asked, password focused", "github.com", loginPage("https://github.com"), []string{"--field", "otp"},
+			"is a password field, but a one-time code was asked for"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, setup{page: c.page})
+			r.behave(answers(r.secret)) // were a prompt opened, this would fill it
+			got := r.fill(c.service, c.args...)
+			r.expect(got, fill.StatusRefused, c.detail)
+			if got.res.Origin != c.page.Origins[0] {
+				t.Errorf("result origin %q, want the focused frame's %q", got.res.Origin, c.page.Origins[0])
+			}
+			r.expectExtSaw(1, "inspect", "outcome")
+			if n := r.promptCount(); n != 0 {
+				t.Errorf("%d prompts opened for a refused request", n)
+			}
+			r.expectNothingInserted()
+			r.expectAudit(got)
+		})
+	}
+}
+
+func TestLoopbackOverHTTP(t *testing.T) {
+	// Plain http and another port are fine on loopback.
+	for _, c := range []struct{ service, origin string }{
+		{"localhost", "http://localhost:8080"},
+		{"127.0.0.1", "http://127.0.0.1:3000"},
+	} {
+		t.Run(c.service, func(t *testing.T) {
+			r := newRig(t, setup{page: loginPage(c.origin)})
+			r.behave(answers(r.secret))
+			got := r.fill(c.service)
+			r.expect(got, fill.StatusOK, "inserted into the focused password field")
+			r.expectWhere(got, c.service, c.origin, fill.FieldPassword)
+			r.expectInserted(r.secret)
+		})
+	}
+}
+
+// TestServiceWithAPort: a service that names its port fills a page on
+// exactly that port, a router's IP address included (the refusals for
+// other ports are in TestRefusedBeforeThePrompt).
+func TestServiceWithAPort(t *testing.T) {
+	for _, c := range []struct{ service, origin string }{
+		{"nas.lan:8443", "https://nas.lan:8443"},
+		{"NAS.lan:8443", "https://nas.lan:8443"},
+		{"192.168.1.1:8443", "https://192.168.1.1:8443"},
+		{"localhost:3000", "http://localhost:3000"},
+	} {
+		t.Run(c.service, func(t *testing.T) {
+			r := newRig(t, setup{page: loginPage(c.origin)})
+			r.behave(answers(r.secret))
+			got := r.fill(c.service)
+			r.expect(got, fill.StatusOK, "inserted into the focused password field")
+			want := strings.ToLower(c.service)
+			r.expectWhere(got, want, c.origin, fill.FieldPassword)
+			r.expectInserted(r.secret)
+		})
+	}
+}
+
+func TestBarePublicSuffixRefused(t *testing.T) {
+	r := newRig(t, setup{page: loginPage("https://github.io")})
+	r.behave(answers(r.secret))
+	suffixes := []string{"com", "co.uk", "github.io"}
+	for _, s := range suffixes {
+		// `fillgate fill` refuses before it asks any host.
+		got := r.fill(s)
+		r.expect(got, fill.StatusRefused, "is a public suffix (like com, co.uk or github.io)")
+	}
+	if got := r.extSaw(0); len(got) != 0 {
+		t.Errorf("the CLI's refusals reached the extension: %v", got)
+	}
+	// A client that skips the CLI's check gets the same answer from the
+	// host, which asks the extension nothing.
+	for _, s := range suffixes {
+		res, err := agentsock.Fill(r.ctx, r.dirs.socketDir(t), fill.Request{Service: s}, "hostcore test", nil)
+		if err != nil {
+			t.Fatalf("agentsock.Fill: %v", err)
+		}
+		r.expectResult(res, fill.StatusRefused, "is a public suffix")
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.keep("agentsock.Fill result", b)
+	}
+	r.expectExtSaw(len(suffixes), "outcome", "outcome", "outcome")
+	r.expectNothingInserted()
+	if n := len(r.auditEntries()); n != len(suffixes) {
+		t.Errorf("%d audit entries, want one per request that reached the host", n)
+	}
+}
+
+func TestPaused(t *testing.T) {
+	r := newRig(t, setup{page: loginPage("https://github.com"), paused: true})
+	r.behave(answers(r.secret))
+	got := r.fill("github.com")
+	r.expect(got, fill.StatusRefused, "fills are paused in the fillgate extension; switch them back on")
+	r.expectExtSaw(1, "inspect", "outcome")
+	r.expectNothingInserted()
+
+	// Switched back on, the same request goes through.
+	r.ext.SetPaused(false)
+	got = r.fill("github.com")
+	r.expect(got, fill.StatusOK, "inserted")
+	r.expectInserted(r.secret)
+}
+
+// changes is the page changing while the human answers the prompt.
+func changes(change func(p *fakeext.Page)) human {
+	return func(_ context.Context, r *rig, _ prompted) error {
+		r.ext.Update(change)
+		return nil
+	}
+}
+
+// pauses is the user pausing fills in the popup while the prompt is open.
+func pauses() human {
+	return func(_ context.Context, r *rig, _ prompted) error {
+		r.ext.SetPaused(true)
+		return nil
+	}
+}
+
+func TestRefusedAtInsert(t *testing.T) {
+	cases := []struct {
+		name   string
+		change human
+		detail string
+	}{
+		{"focus moved to another field", changes(func(p *fakeext.Page) { p.Element = "username-input" }),
+			"nothing was inserted: focus moved to another field while the prompt was open"},
+		{"navigated to another origin", changes(func(p *fakeext.Page) {
+			p.Origins, p.Element = []string{"https://evil.test"}, "evil-password"
+		}), "nothing was inserted: the page navigated to another origin"},
+		{"page re-rendered", changes(func(p *fakeext.Page) { p.Detached = true }),
+			"nothing was inserted: the field is gone"},
+		{"focus moved to another frame", changes(func(p *fakeext.Page) { p.Frame = 9 }),
+			"nothing was inserted: focus moved to another frame"},
+		{"field became another kind", changes(func(p *fakeext.Page) { p.Field.Kind = fill.FieldOther }),
+			"nothing was inserted: the focused field is no longer the kind"},
+		{"field became hidden", changes(func(p *fakeext.Page) { p.Field.Problem = "hidden" }),
+			"nothing was inserted: the field is no longer visible and enabled"},
+		{"paused meanwhile", pauses(),
+			"nothing was inserted: fills are paused in the fillgate extension"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, setup{page: loginPage("https://github.com")})
+			r.behave(then(c.change, answers(r.secret)))
+			got := r.fill("github.com")
+			r.expect(got, fill.StatusRefused, c.detail)
+			r.expectExtSaw(1, "inspect", "open_prompt", "close_prompt", "insert", "outcome")
+			r.expectNothingInserted()
+			r.expectAudit(got)
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package inpage
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
+)
+
+// chromiumWithFakeHost starts Chromium with the extension and the fake
+// native host installed, and hands out each host connection.
+func chromiumWithFakeHost(t testing.TB, ctx context.Context) (*browser.Chromium, context.Context, <-chan *hostConn) {
+	t.Helper()
+	sock, ln := listenHost(t)
+	hosts := acceptHosts(t, ctx, ln)
+	profile := t.TempDir()
+	// Chromium started with --user-data-dir reads hosts from its NativeMessagingHosts.
+	installFakeHost(t, filepath.Join(profile, "NativeMessagingHosts"), "allowed_origins", manifest.ExtensionOrigin)
+	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{
+		UserDataDir: profile,
+		Extensions:  []string{extensionDir(t)},
+		Env:         append(browser.BaseEnv(t.TempDir()), fakeHostEnv+"="+sock),
+	})
+	return c, c.Attach(t, ctx), hosts
+}
+
+// TestNativeMessaging plays the native host over a real connectNative port:
+// the extension says hello, answers requests by id, reports the prompt
+// window closing and the pause switch, feeds the popup, and reconnects
+// when the host goes away.
+func TestNativeMessaging(t *testing.T) {
+	ctx := testContext(t)
+	srv := serve(t, testPages)
+	c, bctx, hosts := chromiumWithFakeHost(t, ctx)
+	profile := c.UserDataDir
+	secret := leakscan.NewSecret(t)
+	defer clear(secret)
+
+	h := nextHost(t, ctx, hosts)
+	hello := h.expect(map[string]any{"type": "hello", "version": "0.1.0", "paused": false})
+	if ua, _ := hello["user_agent"].(string); !strings.Contains(ua, "Chrome/") {
+		t.Errorf("hello user_agent = %q", ua)
+	}
+	if _, ok := hello["id"]; ok {
+		t.Error("hello carries an id; notices must not")
+	}
+	h.send(map[string]any{"type": "host", "version": "9.8.7", "pid": 4242})
+	h.send(map[string]any{"id": 1, "type": "ping"})
+	h.expect(map[string]any{"id": 1, "type": "pong"})
+
+	tb := openTab(t, bctx, srv.URL+"/password")
+	tb.focus("f")
+	h.send(map[string]any{"id": 2, "type": "inspect"})
+	in := h.expect(map[string]any{"id": 2, "type": "inspected", "frame": 0})
+
+	promptURL := srv.URL + "/password?prompt"
+	h.send(map[string]any{"id": 3, "type": "open_prompt", "url": promptURL})
+	opened := h.expect(map[string]any{"id": 3, "type": "prompt_opened"})
+	popup, err := browser.WaitTarget(ctx, bctx, "page", promptURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The human closes the prompt window.
+	if _, err := chromedp.CallBrowser(bctx, target.CloseTarget, target.CloseTargetParams{TargetID: popup.TargetID}); err != nil {
+		t.Fatalf("close the prompt: %v", err)
+	}
+	h.expect(map[string]any{"type": "prompt_closed", "window": opened["window"]})
+
+	h.send(map[string]any{"id": 4, "type": "insert", "tab": in["tab"], "frame": in["frame"], "token": in["token"],
+		"origins": in["origins"], "kind": "password", "form": in["form"], "then": "none", "value": string(secret)})
+	done := h.expect(map[string]any{"id": 4, "type": "inserted", "matched": true, "remains": true})
+	if len(done) != 4 {
+		t.Errorf("the insert reply has extra fields: %v", done)
+	}
+	if !tb.holds("f", secret) {
+		t.Fatal("value differed")
+	}
+
+	// The popup shows the host, the history and the pause switch.
+	h.send(map[string]any{"type": "outcome", "time": time.Now().UTC().Format(time.RFC3339), "service": "127.0.0.1",
+		"origin": srv.URL, "status": "ok"})
+	pop := openTab(t, bctx, manifest.ExtensionOrigin+"popup.html")
+	if _, err := chromedp.Run(pop.ctx, chromedp.Poll[bool](`(($) => $("conn").textContent.includes("9.8.7") &&
+		$("recent").children.length === 1 && $("recent").textContent.includes(`+"`"+srv.URL+"`"+`) && $("empty").hidden)
+		((id) => document.getElementById(id))`,
+		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the popup does not show the host and the outcome: %v", err)
+	}
+	pop.eval(`document.getElementById("pause").click(), true`)
+	h.expect(map[string]any{"type": "paused", "paused": true})
+	w := attachWorker(t, ctx, bctx)
+	var stored map[string]any
+	w.call(&stored, `function () { return chrome.storage.local.get(null); }`)
+	// The pause switch and the profile's random instance id, nothing else.
+	instance, _ := stored["instance"].(string)
+	if len(stored) != 2 || stored["paused"] != true || !uuidRE.MatchString(instance) {
+		t.Errorf("storage.local holds %v; want only paused: true and a random instance id", stored)
+	}
+
+	// The host goes away; the extension reconnects and says hello again.
+	h.close()
+	h = nextHost(t, ctx, hosts)
+	h.expect(map[string]any{"type": "hello", "paused": true})
+
+	c.Stop()
+	leakscan.Bytes(t, secret, "the browser's output", []byte(c.Output()))
+	leakscan.Dirs(t, secret, profile)
+}
+
+// BenchmarkNativeRoundTrip measures the extension path of one fill without
+// the prompt: over a real connectNative port the host asks inspect, then
+// insert, and the value lands in the focused field of a real page. It
+// reports the median as well as the mean.
+func BenchmarkNativeRoundTrip(b *testing.B) {
+	ctx := testContext(b)
+	srv := serve(b, testPages)
+	_, bctx, hosts := chromiumWithFakeHost(b, ctx)
+	h := nextHost(b, ctx, hosts)
+	h.expect(map[string]any{"type": "hello"})
+	tb := openTab(b, bctx, srv.URL+"/password")
+	tb.focus("f")
+	secret := leakscan.NewSecret(b)
+	defer clear(secret)
+
+	var took []time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		h.send(map[string]any{"id": 2 * i, "type": "inspect"})
+		in := h.expect(map[string]any{"id": 2 * i, "type": "inspected"})
+		h.send(map[string]any{"id": 2*i + 1, "type": "insert", "tab": in["tab"], "frame": in["frame"], "token": in["token"],
+			"origins": in["origins"], "kind": "password", "form": in["form"], "then": "none", "value": string(secret)})
+		h.expect(map[string]any{"id": 2*i + 1, "type": "inserted", "matched": true})
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median/op")
+	if !tb.holds("f", secret) {
+		b.Fatal("value differed")
+	}
+}
+
+// uuidRE matches crypto.randomUUID()'s output.
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)

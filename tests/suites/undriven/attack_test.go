@@ -1,0 +1,215 @@
+//go:build linux
+
+package undriven
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/fakes/attackext"
+)
+
+// promptPages picks, for the attacker, every page on 127.0.0.1 but the
+// login site's: fillgate's page prompt.
+func (r *rig) promptPages(op string) attackext.Order {
+	return attackext.Order{Op: op, Prefix: "http://127.0.0.1:", Except: r.site.URL}
+}
+
+// pageResult is what the attacker reports for one page it acted on.
+type pageResult struct {
+	URL   string          `json:"url"`
+	Value json.RawMessage `json:"value"`
+	Error string          `json:"error"`
+}
+
+// attack gives the attacker order o and returns what it reports for each
+// page; the order must have succeeded.
+func (r *rig) attack(t testing.TB, ctx context.Context, o attackext.Order) []pageResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rep, err := r.attacker.Do(ctx, o)
+	if err != nil {
+		t.Fatalf("the attacker: %v", err)
+	}
+	if !rep.OK {
+		t.Fatalf("the attacker's %s failed: %s", o.Op, rep.Error)
+	}
+	var out []pageResult
+	if len(rep.Results) > 0 {
+		if err := json.Unmarshal(rep.Results, &out); err != nil {
+			t.Fatalf("the attacker's %s reported something else than pages: %v", o.Op, err)
+		}
+	}
+	return out
+}
+
+// noPromptPage checks that the attacker, ordered op on every prompt page
+// it can find, finds none.
+func (r *rig) noPromptPage(t testing.TB, ctx context.Context, o attackext.Order) {
+	t.Helper()
+	if got := r.attack(t, ctx, o); len(got) != 0 {
+		t.Errorf("the attacker found %d prompt pages to %s", len(got), o.Op)
+	}
+}
+
+// attackerFindsNoPrompt: an extension that can drive the browser is
+// installed, so the person answers in pinentry from the start. While the
+// dialog is open the attacker lists every page, and tries to install key
+// loggers in, read and answer every page on 127.0.0.1 but the login
+// site's: there is none. The person types in pinentry; the fill is ok
+// and the attacker got nothing.
+func attackerFindsNoPrompt(t *testing.T, ctx context.Context, r *rig) {
+	secret := r.secret(t)
+	r.site.Login.SetRight(secret)
+	r.drivenBy(t, "another extension could drive it")
+	mark, from := r.logMark(t), r.site.mark()
+	a := r.fill(t)
+	d := r.dialog(t, ctx, promptName)
+	if ws := r.browserPrompts(t, ctx); len(ws) != 0 {
+		t.Errorf("a page prompt opened in the browser: %q", ws[0].Name)
+	}
+	r.noPromptPage(t, ctx, r.promptPages("targets"))
+	r.noPromptPage(t, ctx, r.promptPages("spy"))
+	r.noPromptPage(t, ctx, r.promptPages("read"))
+	forged := r.promptPages("answer")
+	forged.Selector, forged.Text = "#value", "forged-by-the-attacker"
+	r.noPromptPage(t, ctx, forged)
+	r.answer(t, ctx, d, secret)
+	r.press(t, ctx, r.dialog(t, ctx, "fillgate — remember the password for "), "Escape")
+	res := r.result(t, a)
+	r.want(t, res, fill.StatusOK)
+	r.submitted(t, res)
+	if n := countLines(r.logSince(t, mark), promptOpen); n != 0 {
+		t.Errorf("the host started %d page prompts; want none", n)
+	}
+	r.signedIn(t, ctx, from)
+	r.scan(t, secret, 1)
+}
+
+// attackerCannotApprove: a saved value (the OS keyring, approval "each")
+// with an extension that can drive the browser installed: the approval is
+// asked in pinentry, where the attacker cannot click. It tries to click
+// Approve and to answer in every prompt page it can find (none); the
+// person presses Escape: cancelled, nothing filled.
+func attackerCannotApprove(t *testing.T, ctx context.Context, r *rig) {
+	saved := r.secret(t)
+	r.site.Login.SetRight(saved)
+	if out, errOut, code := r.cli(t, saved, "remember", "--service", r.site.Service(), "--account", "ada", "--stdin"); code != 0 {
+		t.Fatalf("fillgate remember exited %d: %s", code, r.safe(string(out)+string(errOut)))
+	}
+	defer func() {
+		if out, errOut, code := r.cli(t, nil, "forget", "--service", r.site.Service()); code != 0 {
+			t.Errorf("fillgate forget exited %d: %s", code, r.safe(string(out)+string(errOut)))
+		}
+	}()
+	r.drivenBy(t, "another extension could drive it")
+	logins := r.site.Login.Requests("/classic/login")
+	a := r.fill(t)
+	d := r.dialog(t, ctx, "^fillgate — use the saved password for ")
+	click := r.promptPages("click")
+	click.Selector = "#approve"
+	r.noPromptPage(t, ctx, click)
+	forged := r.promptPages("answer")
+	forged.Selector, forged.Text = "#value", "forged-by-the-attacker"
+	r.noPromptPage(t, ctx, forged)
+	if ws := r.browserPrompts(t, ctx); len(ws) != 0 {
+		t.Errorf("a page prompt opened in the browser: %q", ws[0].Name)
+	}
+	r.press(t, ctx, d, "Escape")
+	res := r.result(t, a)
+	r.want(t, res, fill.StatusCancelled, "the human cancelled the prompt")
+	r.untouched(t, ctx, logins)
+	r.scan(t, saved, 0)
+}
+
+// becomesDrivable: the page prompt is open when the browser becomes
+// drivable: a live DevTools endpoint appears in its profile
+// (DevToolsActivePort), as Chrome's chrome://inspect remote-debugging
+// switch makes it for chrome-devtools-mcp --autoConnect. fillgate closes
+// the page within about a second and asks in pinentry; the person types
+// there.
+func becomesDrivable(t *testing.T, ctx context.Context, r *rig) {
+	secret := r.secret(t)
+	r.site.Login.SetRight(secret)
+	r.undriven(t)
+	mark, from := r.logMark(t), r.site.mark()
+	a := r.fill(t)
+	w := r.pagePrompt(t, ctx)
+	stop := r.devToolsEndpoint(t)
+	start := time.Now()
+	r.gone(t, ctx, w, 3*time.Second)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the page prompt stayed open %v after the browser became drivable; want about a second at most", took.Round(time.Millisecond))
+	} else {
+		t.Logf("the page prompt closed %v after the browser became drivable", took.Round(time.Millisecond))
+	}
+	d := r.dialog(t, ctx, promptName)
+	r.answer(t, ctx, d, secret)
+	r.press(t, ctx, r.dialog(t, ctx, "fillgate — remember the password for "), "Escape")
+	res := r.result(t, a)
+	r.want(t, res, fill.StatusOK)
+	r.submitted(t, res)
+	r.switched(t, mark)
+	r.signedIn(t, ctx, from)
+	stop()
+	r.awaitHost(t, "the browser undriven once the endpoint went", func(h agentsock.HostStatus) bool {
+		return h.Drive != nil && !h.Drive.Driven
+	})
+	r.scan(t, secret, 1)
+}
+
+// devToolsEndpoint makes the browser's profile hold a live
+// DevToolsActivePort: a loopback listener of the test's and its port, as
+// Chromium writes it when remote debugging is switched on. stop removes
+// both.
+func (r *rig) devToolsEndpoint(t testing.TB) (stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	file := filepath.Join(r.profile, "DevToolsActivePort")
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := os.WriteFile(file, fmt.Appendf(nil, "%d\n/devtools/browser/fillgate-test\n", port), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = os.Remove(file)
+			_ = ln.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// switched checks that the host logged, since mark, that the browser
+// became drivable while the page prompt was open and that it asked in the
+// native dialog instead.
+func (r *rig) switched(t testing.TB, mark int) {
+	t.Helper()
+	if !strings.Contains(r.logSince(t, mark), "the browser became drivable while the prompt was open; asking in a native dialog") {
+		t.Error("the host's log does not say the browser became drivable while the prompt was open")
+	}
+}

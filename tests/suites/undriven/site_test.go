@@ -1,0 +1,310 @@
+//go:build linux
+
+package undriven
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fillgate/fillgate/tests/kit/loginserver"
+)
+
+// site is the login site in the person's browser: tests/kit/loginserver's
+// pages (which record every request they get, and check the password),
+// served on an origin of their own through a proxy that adds what a test
+// with no DevTools connection needs. The password field gets autofocus,
+// and every page gets a small script of its own (the site's, not the
+// test's browser tools) that reports, in booleans and ids only, where the
+// page is, what has the focus and whether its password field is empty,
+// and that goes to another page of the site when told to. Nothing in it
+// can read or drive the browser: it is the page's own script, and it
+// never reads a field's value.
+type site struct {
+	// URL is the site's origin, http://127.0.0.1:port; the service is
+	// its host and port.
+	URL string
+	// Login is the login server behind the proxy.
+	Login *loginserver.Server
+
+	mu      sync.Mutex
+	orders  chan order // the open page's control stream, nil when none
+	reports []pageState
+	changed chan struct{} // closed and replaced at each report
+	nextID  int
+}
+
+// order is what the site's page script is told: report its state (with
+// ID), or go to URL.
+type order struct {
+	Op  string `json:"op"`
+	ID  int    `json:"id,omitempty"`
+	URL string `json:"url,omitempty"`
+}
+
+// pageState is what the page script reports.
+type pageState struct {
+	// Why is "load" (the page just connected) or the order's id.
+	Why string `json:"why"`
+	// Path and Query are the page's location.
+	Path  string `json:"path"`
+	Query string `json:"query"`
+	// Focused is the id of the focused element ("" for none).
+	Focused string `json:"focused"`
+	// Left: the page has no password field (id pw), or it is empty.
+	Left bool `json:"left"`
+}
+
+// controlScript is the site's own script, added to every page: it keeps
+// a control stream open, reports its state once that is open and
+// whenever asked, and follows goto orders.
+const controlScript = `<script>
+(() => {
+  const report = (why) => fetch("/__site/report", { method: "POST", keepalive: true,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ why, path: location.pathname, query: location.search,
+      focused: document.activeElement?.id ?? "", left: window.fg.left("pw") }) }).catch(() => {});
+  const control = new EventSource("/__site/control");
+  let opened = false;
+  control.onopen = () => { if (!opened) { opened = true; report("load"); } };
+  control.onmessage = (m) => {
+    const o = JSON.parse(m.data);
+    if (o.op === "report") report(String(o.id));
+    if (o.op === "goto") { control.close(); location.href = o.url; }
+  };
+})();
+</script>`
+
+// startSite starts a login server and the site's proxy in front of it,
+// both on 127.0.0.1, until the test ends.
+func startSite(t testing.TB) *site {
+	t.Helper()
+	s := &site{Login: loginserver.Start(t, "127.0.0.1"), changed: make(chan struct{})}
+	target, err := url.Parse(s.Login.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Header.Del("Accept-Encoding") // bodies are rewritten: plain text only
+		},
+		ModifyResponse: addScript,
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /__site/control", s.control)
+	mux.HandleFunc("POST /__site/report", s.report)
+	mux.Handle("/", proxy)
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	s.URL = "http://" + l.Addr().String()
+	return s
+}
+
+// Service is the service the agent names for the site: its host and port.
+func (s *site) Service() string { return strings.TrimPrefix(s.URL, "http://") }
+
+// addScript gives the password field autofocus and adds the control
+// script to every HTML page.
+func addScript(res *http.Response) error {
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		return nil
+	}
+	body, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if err != nil {
+		return err
+	}
+	body = bytes.Replace(body, []byte("<input id=pw "), []byte("<input id=pw autofocus "), 1)
+	body = bytes.Replace(body, []byte("</body>"), []byte(controlScript+"</body>"), 1)
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	res.ContentLength = int64(len(body))
+	res.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	res.Header.Set("Cache-Control", "no-store")
+	return nil
+}
+
+// control is the page's control stream (server-sent events): the newest
+// page's stream is the one orders go to.
+func (s *site) control(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "no streaming", http.StatusInternalServerError)
+		return
+	}
+	orders := make(chan order, 4)
+	s.mu.Lock()
+	s.orders = orders
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.orders == orders {
+			s.orders = nil
+		}
+		s.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case o := <-orders:
+			b, _ := json.Marshal(o)
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+// report keeps what the page reported.
+func (s *site) report(w http.ResponseWriter, r *http.Request) {
+	var st pageState
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&st); err != nil {
+		http.Error(w, "bad report", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.reports = append(s.reports, st)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// send gives the open page an order, waiting (within ctx) for a page to
+// be open.
+func (s *site) send(ctx context.Context, o order) error {
+	for {
+		s.mu.Lock()
+		orders, changed := s.orders, s.changed
+		s.mu.Unlock()
+		if orders != nil {
+			select {
+			case orders <- o:
+				return nil
+			case <-ctx.Done():
+				return fmt.Errorf("no page of the site took the order %s: %w", o.Op, ctx.Err())
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("no page of the site is open for the order %s: %w", o.Op, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// await waits for a report that ok accepts, among those from index from
+// on, and returns it.
+func (s *site) await(ctx context.Context, from int, ok func(pageState) bool) (pageState, error) {
+	for {
+		s.mu.Lock()
+		reports, changed := s.reports[from:], s.changed
+		s.mu.Unlock()
+		for _, r := range reports {
+			if ok(r) {
+				return r, nil
+			}
+		}
+		from += len(reports)
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return pageState{}, ctx.Err()
+		}
+	}
+}
+
+// since returns the reports from index from on.
+func (s *site) since(from int) []pageState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]pageState(nil), s.reports[from:]...)
+}
+
+// mark is the index the next report will have.
+func (s *site) mark() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.reports)
+}
+
+// state asks the open page for its state now. An order can be lost to a
+// page that is going away: the caller asks again.
+func (s *site) state(ctx context.Context) (pageState, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	s.mu.Lock()
+	s.nextID++
+	n := s.nextID
+	s.mu.Unlock()
+	id := strconv.Itoa(n)
+	from := s.mark()
+	if err := s.send(ctx, order{Op: "report", ID: n}); err != nil {
+		return pageState{}, err
+	}
+	st, err := s.await(ctx, from, func(p pageState) bool { return p.Why == id })
+	if err != nil {
+		return pageState{}, fmt.Errorf("the page did not report its state: %w", err)
+	}
+	return st, nil
+}
+
+// loginReady waits until the open page is the login page (query q, which
+// tells a fresh load from the one before) with its password field focused
+// and empty.
+func (s *site) loginReady(ctx context.Context, q string) (pageState, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var last pageState
+	for {
+		st, err := s.state(ctx)
+		if err == nil {
+			last = st
+		}
+		if err == nil && st.Path == "/classic" && st.Query == q && st.Focused == "pw" && st.Left {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("the login page is not ready (last state %+v): %w", last, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// openLogin has the open page go to a fresh login page and waits until
+// its password field has the focus.
+func (s *site) openLogin(ctx context.Context) error {
+	s.mu.Lock()
+	s.nextID++
+	q := "?n=" + strconv.Itoa(s.nextID)
+	s.mu.Unlock()
+	if err := s.send(ctx, order{Op: "goto", URL: s.URL + "/classic" + q}); err != nil {
+		return err
+	}
+	_, err := s.loginReady(ctx, q)
+	return err
+}
