@@ -1,4 +1,4 @@
-// Package host runs fillgate as a native-messaging host: the browser starts
+// Package nmhost runs fillgate as a native-messaging host: the browser starts
 // it for fillgate's extension, it speaks native messaging on stdin/stdout,
 // listens on the agent socket, and runs each agent request through the fill
 // flow with the extension as the browser.

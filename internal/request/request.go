@@ -1,4 +1,4 @@
-// Package trigger is the agent's side of a request: `fillgate fill` and the
+// Package request is the agent's side of a request: `fillgate fill` and the
 // MCP tool call it. It asks a running host over the agent socket and, when
 // no host answers (or the agent or the policy says so), runs the fill
 // itself through the CDP fallback.
