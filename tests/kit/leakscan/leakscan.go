@@ -69,14 +69,24 @@ func Bytes(t testing.TB, secret []byte, name string, data []byte) {
 
 // Dirs fails t for every regular file under dirs that holds the secret. It
 // returns how many files it read, so a test can assert it looked at
-// something. Missing dirs are skipped; unreadable files are reported.
+// something. Missing dirs are skipped, and so are dirs it may not list;
+// unreadable files are reported.
 func Dirs(t testing.TB, secret []byte, dirs ...string) int {
+	t.Helper()
+	return walkFiles(t, true, dirs, func(path string, data []byte) { Bytes(t, secret, path, data) })
+}
+
+// walkFiles calls check with the contents of every regular file under dirs
+// and returns how many it read. A dir that is missing is passed over; if
+// lenient, so are a dir it may not list and a file removed while it walks
+// (Dirs scans shared places); any other error fails t.
+func walkFiles(t testing.TB, lenient bool, dirs []string, check func(path string, data []byte)) int {
 	t.Helper()
 	n := 0
 	for _, dir := range dirs {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
-				if os.IsNotExist(err) || os.IsPermission(err) {
+				if os.IsNotExist(err) || (lenient && os.IsPermission(err)) {
 					return nil
 				}
 				return err
@@ -86,14 +96,14 @@ func Dirs(t testing.TB, secret []byte, dirs ...string) int {
 			}
 			data, err := os.ReadFile(path)
 			if err != nil {
-				if os.IsNotExist(err) {
+				if lenient && os.IsNotExist(err) {
 					return nil // removed while we walked
 				}
 				t.Errorf("leak scan: cannot read %s: %v", path, err)
 				return nil
 			}
 			n++
-			Bytes(t, secret, path, data)
+			check(path, data)
 			return nil
 		})
 		if err != nil && !os.IsNotExist(err) {
@@ -159,30 +169,5 @@ func Agent(t testing.TB, secret []byte, name string, data []byte) {
 // returns how many files it read.
 func AgentDirs(t testing.TB, secret []byte, dirs ...string) int {
 	t.Helper()
-	n := 0
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if os.IsNotExist(err) {
-					return nil
-				}
-				return err
-			}
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Errorf("leak scan: cannot read %s: %v", path, err)
-				return nil
-			}
-			n++
-			Agent(t, secret, path, data)
-			return nil
-		})
-		if err != nil && !os.IsNotExist(err) {
-			t.Errorf("leak scan of %s: %v", dir, err)
-		}
-	}
-	return n
+	return walkFiles(t, false, dirs, func(path string, data []byte) { Agent(t, secret, path, data) })
 }
