@@ -10,7 +10,7 @@ import (
 // MarkdownTable renders the browser × OS table for the README, from the
 // same data Install uses. The top-level README.md holds its output between
 // its browser-table markers; a test keeps the two in step (go test
-// ./install -update rewrites that section).
+// ./internal/install -update rewrites that section).
 func MarkdownTable() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -25,7 +25,7 @@ func MarkdownTable() string {
 		return strings.Join(out, "<br>")
 	}
 
-	w("<!-- Generated from internal/install/table.go by `go test ./install -update`; do not edit by hand. -->\n")
+	w("<!-- Generated from internal/install/table.go by `go test ./internal/install -update`; do not edit by hand. -->\n")
 	w("## Where browsers look for fillgate\n\n")
 	w("`fillgate install` writes the host manifest `%s` (name `%s`) where each browser reads it, ", manifest.FileName, manifest.HostName)
 	w("per user by default or for every user with `--system`. Chromium-family manifests allow the extension by origin ")

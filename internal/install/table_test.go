@@ -12,7 +12,7 @@ import (
 
 // TestREADMETableMatchesTheCode keeps the browser table in the top-level
 // README (between its browser-table markers) equal to the code's table;
-// `go test ./install -update` rewrites it.
+// `go test ./internal/install -update` rewrites it.
 func TestREADMETableMatchesTheCode(t *testing.T) {
 	const path = "../../README.md"
 	const begin, end = "<!-- browser-table:begin -->\n", "<!-- browser-table:end -->"
@@ -27,7 +27,7 @@ func TestREADMETableMatchesTheCode(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
 		return
 	}
-	require.Equal(t, got, s[i+len(begin):j], "the README's browser table differs from the code; run go test ./install -update")
+	require.Equal(t, got, s[i+len(begin):j], "the README's browser table differs from the code; run go test ./internal/install -update")
 }
 
 func TestTableIsSound(t *testing.T) {
