@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/ and README-table.md")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/ and the browser table in docs/browsers.md")
 
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {

@@ -7,9 +7,9 @@ import (
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
-// MarkdownTable renders the browser × OS table for the README, from the
-// same data Install uses. The top-level README.md holds its output between
-// its browser-table markers; a test keeps the two in step (go test
+// MarkdownTable renders the browser × OS table for docs/browsers.md, from
+// the same data Install uses. docs/browsers.md holds its output between its
+// browser-table markers; a test keeps the two in step (go test
 // ./internal/install -update rewrites that section).
 func MarkdownTable() string {
 	var b strings.Builder

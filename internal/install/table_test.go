@@ -10,24 +10,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestREADMETableMatchesTheCode keeps the browser table in the top-level
-// README (between its browser-table markers) equal to the code's table;
+// TestREADMETableMatchesTheCode keeps the browser table in docs/browsers.md
+// (between its browser-table markers) equal to the code's table;
 // `go test ./internal/install -update` rewrites it.
 func TestREADMETableMatchesTheCode(t *testing.T) {
-	const path = "../../README.md"
+	const path = "../../docs/browsers.md"
 	const begin, end = "<!-- browser-table:begin -->\n", "<!-- browser-table:end -->"
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	s := string(data)
 	i, j := strings.Index(s, begin), strings.Index(s, end)
-	require.True(t, i >= 0 && j > i, "README.md lacks the browser-table markers")
+	require.True(t, i >= 0 && j > i, path+" lacks the browser-table markers")
 	got := MarkdownTable()
 	if *update {
 		s = s[:i+len(begin)] + got + s[j:]
 		require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
 		return
 	}
-	require.Equal(t, got, s[i+len(begin):j], "the README's browser table differs from the code; run go test ./internal/install -update")
+	require.Equal(t, got, s[i+len(begin):j], "the browser table in "+path+" differs from the code; run go test ./internal/install -update")
 }
 
 func TestTableIsSound(t *testing.T) {
