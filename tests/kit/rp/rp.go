@@ -238,18 +238,13 @@ func (s *Server) registerBegin(w http.ResponseWriter, r *http.Request) {
 		webauthn.WithExclusions(webauthn.Credentials(u.creds).CredentialDescriptors()),
 	)
 	s.mu.Unlock()
-	if err != nil {
-		s.refuse(w, Register, err.Error())
-		return
-	}
-	s.begin(w, &session{ceremony: Register, user: req.User, data: *data}, creation)
+	s.begin(w, Register, req.User, data, creation, err)
 }
 
 // registerFinish checks the new credential and keeps it.
 func (s *Server) registerFinish(w http.ResponseWriter, r *http.Request) {
-	sess := s.finish(r, Register)
+	sess := s.finish(w, r, Register)
 	if sess == nil {
-		s.refuse(w, Register, "no registration in progress")
 		return
 	}
 	s.mu.Lock()
@@ -308,19 +303,14 @@ func (s *Server) loginBegin(w http.ResponseWriter, r *http.Request) {
 		assertion, data, err = s.wa.BeginLogin(u, uv)
 	}
 	s.mu.Unlock()
-	if err != nil {
-		s.refuse(w, SignIn, err.Error())
-		return
-	}
-	s.begin(w, &session{ceremony: SignIn, user: req.User, data: *data}, assertion)
+	s.begin(w, SignIn, req.User, data, assertion, err)
 }
 
 // loginFinish checks an assertion, and the signature count: a count that
 // did not grow is refused as a cloned or replayed authenticator's.
 func (s *Server) loginFinish(w http.ResponseWriter, r *http.Request) {
-	sess := s.finish(r, SignIn)
+	sess := s.finish(w, r, SignIn)
 	if sess == nil {
-		s.refuse(w, SignIn, "no login in progress")
 		return
 	}
 	parsed, err := protocol.ParseCredentialRequestResponse(r)
@@ -398,33 +388,40 @@ func (s *Server) keptCount(u *user, id []byte) uint32 {
 	return 0
 }
 
-// begin keeps sess under a new session cookie and sends options.
-func (s *Server) begin(w http.ResponseWriter, sess *session, options any) {
+// begin keeps a ceremony begun for user (with go-webauthn's session
+// data) under a new session cookie and sends its options; when err says
+// it could not begin, it refuses instead.
+func (s *Server) begin(w http.ResponseWriter, ceremony, user string, data *webauthn.SessionData, options any, err error) {
+	if err != nil {
+		s.refuse(w, ceremony, err.Error())
+		return
+	}
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
-		s.refuse(w, sess.ceremony, "make a session id: "+err.Error())
+		s.refuse(w, ceremony, "make a session id: "+err.Error())
 		return
 	}
 	sid := base64.RawURLEncoding.EncodeToString(b)
 	s.mu.Lock()
-	s.sessions[sid] = sess
+	s.sessions[sid] = &session{ceremony: ceremony, user: user, data: *data}
 	s.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sid, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	writeJSON(w, http.StatusOK, options)
 }
 
-// finish takes the ceremony r's session cookie names, which ends it
-// whatever the outcome; nil when there is none of that ceremony.
-func (s *Server) finish(r *http.Request, ceremony string) *session {
-	c, err := r.Cookie(sessionCookie)
-	if err != nil {
-		return nil
+// finish takes the ceremony that r's session cookie names, which ends it
+// whatever the outcome. When there is none of that ceremony, it refuses
+// and returns nil.
+func (s *Server) finish(w http.ResponseWriter, r *http.Request, ceremony string) *session {
+	var sess *session
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		s.mu.Lock()
+		sess = s.sessions[c.Value]
+		delete(s.sessions, c.Value)
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.sessions[c.Value]
-	delete(s.sessions, c.Value)
 	if sess == nil || sess.ceremony != ceremony {
+		s.refuse(w, ceremony, "no "+ceremony+" ceremony in progress")
 		return nil
 	}
 	return sess

@@ -150,21 +150,14 @@ func (b *browser) register(user string, p passkey.Presence, tm tamper) result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.post("/register/finish", map[string]any{
-		"id":                      b64.EncodeToString(b.id),
-		"rawId":                   b64.EncodeToString(b.id),
-		"type":                    "public-key",
-		"authenticatorAttachment": "platform",
-		"clientExtensionResults":  map[string]any{},
-		"response": map[string]any{
-			"clientDataJSON":     b64.EncodeToString(cdj),
-			"attestationObject":  b64.EncodeToString(att.AttestationObject),
-			"authenticatorData":  b64.EncodeToString(att.AuthData),
-			"publicKey":          b64.EncodeToString(spki),
-			"publicKeyAlgorithm": -7,
-			"transports":         []string{"internal"},
-		},
-	})
+	return b.post("/register/finish", b.credential(map[string]any{
+		"clientDataJSON":     b64.EncodeToString(cdj),
+		"attestationObject":  b64.EncodeToString(att.AttestationObject),
+		"authenticatorData":  b64.EncodeToString(att.AuthData),
+		"publicKey":          b64.EncodeToString(spki),
+		"publicKeyAlgorithm": -7,
+		"transports":         []string{"internal"},
+	}))
 }
 
 // login runs "Sign in with a passkey", naming user ("" for a
@@ -216,19 +209,25 @@ func (b *browser) login(user string, p passkey.Presence, tm tamper) result {
 	if tm.signature {
 		a.Signature[len(a.Signature)-1] ^= 0x01
 	}
-	return b.post("/login/finish", map[string]any{
+	return b.post("/login/finish", b.credential(map[string]any{
+		"clientDataJSON":    b64.EncodeToString(cdj),
+		"authenticatorData": b64.EncodeToString(a.AuthData),
+		"signature":         b64.EncodeToString(a.Signature),
+		"userHandle":        b64.EncodeToString(b.handle),
+	}))
+}
+
+// credential is the PublicKeyCredential's JSON around response, as the
+// page sends it: fillgate's credential, a platform authenticator's.
+func (b *browser) credential(response map[string]any) map[string]any {
+	return map[string]any{
 		"id":                      b64.EncodeToString(b.id),
 		"rawId":                   b64.EncodeToString(b.id),
 		"type":                    "public-key",
 		"authenticatorAttachment": "platform",
 		"clientExtensionResults":  map[string]any{},
-		"response": map[string]any{
-			"clientDataJSON":    b64.EncodeToString(cdj),
-			"authenticatorData": b64.EncodeToString(a.AuthData),
-			"signature":         b64.EncodeToString(a.Signature),
-			"userHandle":        b64.EncodeToString(b.handle),
-		},
-	})
+		"response":                response,
+	}
 }
 
 // clientData writes the client data as fillgate does, from the page's
@@ -414,17 +413,13 @@ func TestReplayedResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := map[string]any{
-		"id": b64.EncodeToString(b.id), "rawId": b64.EncodeToString(b.id), "type": "public-key",
-		"clientExtensionResults": map[string]any{},
-		"response": map[string]any{
-			"clientDataJSON":    b64.EncodeToString(cdj),
-			"authenticatorData": b64.EncodeToString(a.AuthData),
-			"signature":         b64.EncodeToString(a.Signature),
-		},
-	}
+	body := b.credential(map[string]any{
+		"clientDataJSON":    b64.EncodeToString(cdj),
+		"authenticatorData": b64.EncodeToString(a.AuthData),
+		"signature":         b64.EncodeToString(a.Signature),
+	})
 	wantOK(t, "login", b.post("/login/finish", body))
-	wantRefused(t, site, 1, "the same response again", b.post("/login/finish", body), "no login in progress")
+	wantRefused(t, site, 1, "the same response again", b.post("/login/finish", body), "no login ceremony in progress")
 
 	// With a new ceremony begun, the old response's challenge is wrong.
 	b.options("/login/begin", "ada")
