@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fillgate/fillgate/internal/fill"
@@ -55,6 +54,9 @@ var builtBinary = sync.OnceValues(func() (string, error) {
 	}
 	return bin, nil
 })
+
+// mcpTool is the one tool fillgate mcp serves.
+const mcpTool = "request_secret"
 
 // mcpSession runs `fillgate mcp` as a subprocess of the test, isolated
 // from the user's set-up, and connects the Go SDK client to it.
@@ -101,7 +103,7 @@ func TestMCPToolSchema(t *testing.T) {
 	}
 	p := in.Properties
 	if in.Type != "object" || strings.Join(in.Required, ",") != "service" || in.Additional == nil || *in.Additional ||
-		p["service"].Type != "string" || p["service"].MaxLength != maxService ||
+		p["service"].Type != "string" || p["service"].MaxLength != 260 ||
 		strings.Join(p["field"].Enum, ",") != "password,otp,one-time-code" ||
 		strings.Join(p["then"].Enum, ",") != "submit,none" ||
 		p["tab"].Type != "string" || p["tab"].Pattern == "" ||
@@ -161,7 +163,7 @@ func TestMCPArgumentErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolName, Arguments: c.args})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpTool, Arguments: c.args})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +196,7 @@ func TestMCPArgumentErrors(t *testing.T) {
 // absent, so the request goes ahead (and fails here: no browser).
 func TestMCPNullsMeanNotGiven(t *testing.T) {
 	cs := mcpSession(t)
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: toolName, Arguments: map[string]any{
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpTool, Arguments: map[string]any{
 		"service": "github.com", "field": nil, "then": nil, "tab": nil, "frame": nil,
 	}})
 	if err != nil {
@@ -204,160 +206,5 @@ func TestMCPNullsMeanNotGiven(t *testing.T) {
 	var r fill.Result
 	if err := json.Unmarshal(sc, &r); err != nil || r.Status != fill.StatusFailed || r.Service != "github.com" || !res.IsError {
 		t.Errorf("result %s (isError %v)", sc, res.IsError)
-	}
-}
-
-func TestParseArgs(t *testing.T) {
-	for _, c := range []struct {
-		raw  string
-		want secretArgs
-	}{
-		{`{"service":"github.com"}`, secretArgs{Service: "github.com", Field: fill.FieldPassword, Then: fill.ThenSubmit}},
-		{`{"service":"a.test","field":"otp","then":"none"}`, secretArgs{Service: "a.test", Field: fill.FieldOTP, Then: fill.ThenNone}},
-		{`{"service":"a.test","tab":"12","frame":3}`, secretArgs{Service: "a.test", Field: fill.FieldPassword, Then: fill.ThenSubmit, Tab: new(int64(12)), Frame: new(int64(3))}},
-		{`{"service":"a.test","tab":12}`, secretArgs{Service: "a.test", Field: fill.FieldPassword, Then: fill.ThenSubmit, Tab: new(int64(12))}},
-		{`{"service":"a.test","tab":"8f3a2b9c0d1e4f5a6b7c8d9e0f1a2b3c"}`, secretArgs{Service: "a.test", Field: fill.FieldPassword, Then: fill.ThenSubmit, CDPTab: "8f3a2b9c0d1e4f5a6b7c8d9e0f1a2b3c"}},
-	} {
-		got, res, ok := parseArgs(json.RawMessage(c.raw))
-		if !ok {
-			t.Errorf("%s: refused: %s", c.raw, res.Detail)
-			continue
-		}
-		gb, _ := json.Marshal(got)
-		wb, _ := json.Marshal(c.want)
-		if string(gb) != string(wb) {
-			t.Errorf("%s: %s; want %s", c.raw, gb, wb)
-		}
-	}
-	for _, raw := range []string{`[]`, `"github.com"`, `{"service":"a.test","tab":"012"}`, `{"service":"a.test","tab":"9007199254740993"}`, `{"service":"a.test"`} {
-		if _, res, ok := parseArgs(json.RawMessage(raw)); ok || res.Status != fill.StatusRefused {
-			t.Errorf("%s: accepted", raw)
-		}
-	}
-}
-
-// fakeConn is an mcp.Connection fed by the test.
-type fakeConn struct {
-	in      chan jsonrpc.Message
-	mu      sync.Mutex
-	written []jsonrpc.Message
-}
-
-func (f *fakeConn) Read(ctx context.Context) (jsonrpc.Message, error) { return <-f.in, nil }
-func (f *fakeConn) Write(_ context.Context, m jsonrpc.Message) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.written = append(f.written, m)
-	return nil
-}
-func (f *fakeConn) Close() error      { return nil }
-func (f *fakeConn) SessionID() string { return "" }
-
-type fakeTransport struct{ c *fakeConn }
-
-func (f fakeTransport) Connect(context.Context) (mcp.Connection, error) { return f.c, nil }
-
-// TestCancelledRequestGetsNoResponse: after notifications/cancelled, the
-// response to that request and progress for it are not written; other
-// requests are answered as usual.
-func TestCancelledRequestGetsNoResponse(t *testing.T) {
-	fc := &fakeConn{in: make(chan jsonrpc.Message, 8)}
-	conn, err := cancelAware{fakeTransport{fc}}.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := func(n int64) jsonrpc.ID { i, _ := jsonrpc.MakeID(float64(n)); return i }
-	read := func(m jsonrpc.Message) {
-		fc.in <- m
-		if _, err := conn.Read(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read(&jsonrpc.Request{ID: id(1), Method: "tools/call", Params: json.RawMessage(`{"name":"request_secret","_meta":{"progressToken":"p1"}}`)})
-	read(&jsonrpc.Request{ID: id(2), Method: "tools/call", Params: json.RawMessage(`{"name":"request_secret","_meta":{"progressToken":7}}`)})
-	read(&jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":1,"reason":"stop"}`)})
-	progress := func(token string) *jsonrpc.Request {
-		return &jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`{"progressToken":` + token + `,"progress":1}`)}
-	}
-	for _, m := range []jsonrpc.Message{
-		progress(`"p1"`), progress(`7`),
-		&jsonrpc.Response{ID: id(1), Result: json.RawMessage(`{}`)},
-		&jsonrpc.Response{ID: id(2), Result: json.RawMessage(`{}`)},
-		&jsonrpc.Response{ID: id(1), Result: json.RawMessage(`{}`)}, // not a request in flight any more: passed on
-	} {
-		if err := conn.Write(context.Background(), m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var got []string
-	for _, m := range fc.written {
-		switch m := m.(type) {
-		case *jsonrpc.Response:
-			got = append(got, "response "+string(mustJSON(m.ID.Raw())))
-		case *jsonrpc.Request:
-			got = append(got, m.Method+" "+string(m.Params))
-		}
-	}
-	want := []string{`notifications/progress {"progressToken":7,"progress":1}`, "response 2", "response 1"}
-	if strings.Join(got, "; ") != strings.Join(want, "; ") {
-		t.Errorf("written: %q\nwant:    %q", got, want)
-	}
-}
-
-func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
-
-// TestProgressCountdown: phases go out at once, the countdown repeats
-// while the prompt is open and stops with the next phase, every progress
-// value is larger than the one before, and nothing is sent after stop or
-// once the request has ended.
-func TestProgressCountdown(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type note struct {
-		n   float64
-		msg string
-	}
-	sent := make(chan note, 64)
-	p := newProgress(ctx, 5*time.Millisecond, func(_ context.Context, n float64, msg string) { sent <- note{n, msg} })
-	next := func() note {
-		select {
-		case n := <-sent:
-			return n
-		case <-time.After(10 * time.Second):
-			t.Fatal("no progress notification")
-		}
-		return note{}
-	}
-	last := 0.0
-	check := func(n note, prefix string) {
-		t.Helper()
-		if n.n <= last || !strings.HasPrefix(n.msg, prefix) {
-			t.Errorf("progress %v %q after %v; want more, saying %q", n.n, n.msg, last, prefix)
-		}
-		last = n.n
-	}
-	p.phase(fill.Progress{Phase: fill.PhaseInspecting})
-	check(next(), "inspecting")
-	p.phase(fill.Progress{Phase: fill.PhaseWaiting, Deadline: time.Now().Add(time.Minute)})
-	for range 3 { // the phase itself, then at least two countdown ticks
-		check(next(), "waiting for the human to answer the fillgate prompt in the browser: ")
-	}
-	p.phase(fill.Progress{Phase: fill.PhaseInserting})
-	for n := next(); !strings.HasPrefix(n.msg, "inserting"); n = next() {
-		check(n, "waiting") // ticks sent before the phase changed
-	}
-	if len(sent) != 0 {
-		t.Errorf("the countdown went on after the prompt closed")
-	}
-	p.phase(fill.Progress{Phase: fill.PhaseWaiting})
-	check(next(), "waiting")
-	p.stop()
-	for len(sent) > 0 {
-		check(<-sent, "waiting") // ticks sent before stop returned
-	}
-	cancel()
-	p.notify("after the end")
-	if len(sent) != 0 {
-		t.Errorf("progress after stop or after the request ended")
 	}
 }

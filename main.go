@@ -156,18 +156,6 @@ func signalContext() (context.Context, func()) {
 	}
 }
 
-// bound is ctx, ended also when the run's context ends (a stop signal),
-// with the run's cause. Requests the run serves on contexts of their own,
-// as the MCP server's tool calls, use it so that a signal ends them too.
-func (a *app) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(a.ctx, func() { cancel(context.Cause(a.ctx)) })
-	return ctx, func() {
-		stop()
-		cancel(context.Canceled)
-	}
-}
-
 // exitCode is an error that only carries the process exit code; the
 // command has already said what happened.
 type exitCode int

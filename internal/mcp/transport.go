@@ -1,4 +1,4 @@
-package main
+package mcp
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // cancelAware is a transport that honours notifications/cancelled as the
@@ -20,10 +20,10 @@ import (
 // SDK: it can no longer tell the connection the negotiated protocol
 // version, which the connection uses only to refuse JSON-RPC batches from
 // clients of protocol 2025-06-18 and later.)
-type cancelAware struct{ mcp.Transport }
+type cancelAware struct{ sdk.Transport }
 
-// Connect implements mcp.Transport.
-func (t cancelAware) Connect(ctx context.Context) (mcp.Connection, error) {
+// Connect implements sdk.Transport.
+func (t cancelAware) Connect(ctx context.Context) (sdk.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func (t cancelAware) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // cancelConn is the connection cancelAware makes.
 type cancelConn struct {
-	mcp.Connection
+	sdk.Connection
 	mu     sync.Mutex
 	calls  map[jsonrpc.ID]*call // the client's requests that have no response yet
 	tokens map[any]jsonrpc.ID   // their progress tokens
@@ -45,7 +45,7 @@ type call struct {
 	cancelled bool
 }
 
-// Read implements mcp.Connection: it notes every request the client sends
+// Read implements sdk.Connection: it notes every request the client sends
 // and every cancellation.
 func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
@@ -78,7 +78,7 @@ func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return msg, nil
 }
 
-// Write implements mcp.Connection: the response to a cancelled request,
+// Write implements sdk.Connection: the response to a cancelled request,
 // and progress for it, are dropped.
 func (c *cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.mu.Lock()
