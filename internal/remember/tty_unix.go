@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package main
+package remember
 
 import (
 	"errors"
@@ -47,5 +47,5 @@ func readHidden(f *os.File, prompt func(), max int) ([]byte, error) {
 		}
 	}
 	clear(buf)
-	return nil, usageError{fmt.Errorf("the secret is longer than %d bytes; nothing stored", max)}
+	return nil, &InputError{fmt.Errorf("the secret is longer than %d bytes; nothing stored", max)}
 }

@@ -1,4 +1,4 @@
-package main
+package remember
 
 import "golang.org/x/sys/unix"
 
