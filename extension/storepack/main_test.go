@@ -8,14 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/fillgate/fillgate/extension"
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestStoreZip: the store package holds exactly the files the binary
@@ -25,68 +25,114 @@ func TestStoreZip(t *testing.T) {
 	out := t.TempDir()
 	stamp := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	path, err := pack(extension.Files, out, "v"+manifest.Version, stamp)
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(out, "fillgate-"+manifest.Version+"-chrome.zip"), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := path, filepath.Join(out, "fillgate-"+manifest.Version+"-chrome.zip"); got != want {
+		t.Errorf("path = %v, want %v", got, want)
+	}
 
 	zr, err := zip.OpenReader(path)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer zr.Close()
 	var names []string
 	for _, f := range zr.File {
 		names = append(names, f.Name)
-		assert.True(t, f.Modified.Equal(stamp), "%s stamped %v", f.Name, f.Modified)
+		if !f.Modified.Equal(stamp) {
+			t.Errorf("%s stamped %v", f.Name, f.Modified)
+		}
 		got := read(t, f)
 		want, err := fs.ReadFile(extension.Files, f.Name)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		unpacked, err := os.ReadFile(filepath.Join(out, "unpacked", filepath.FromSlash(f.Name)))
-		require.NoError(t, err)
-		assert.Equal(t, want, unpacked, "unpacked/%s is the embedded file", f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(unpacked, want) {
+			t.Errorf("unpacked/%s differs from the embedded file", f.Name)
+		}
 		if f.Name != "manifest.json" {
-			assert.Equal(t, want, got, f.Name)
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s in the zip differs from the embedded file", f.Name)
+			}
 			continue
 		}
 		var store, src map[string]any
-		require.NoError(t, json.Unmarshal(got, &store))
-		require.NoError(t, json.Unmarshal(want, &src))
-		assert.NotContains(t, store, "key", "the Chrome Web Store refuses a manifest with a key")
-		require.Contains(t, src, "key")
+		if err := json.Unmarshal(got, &store); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(want, &src); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := store["key"]; ok {
+			t.Errorf("the Chrome Web Store refuses a manifest with a key: the zip's manifest.json has one")
+		}
+		if _, ok := src["key"]; !ok {
+			t.Fatalf("extension/manifest.json has no key: got %v", src)
+		}
 		delete(src, "key")
-		assert.Equal(t, src, store, "nothing but key changes")
+		if !reflect.DeepEqual(store, src) {
+			t.Errorf("nothing but key changes: got %v, want %v", store, src)
+		}
 	}
 	var embedded []string
-	require.NoError(t, fs.WalkDir(extension.Files, ".", func(p string, d fs.DirEntry, err error) error {
+	if err := fs.WalkDir(extension.Files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			embedded = append(embedded, p)
 		}
 		return err
-	}))
-	assert.Equal(t, embedded, names)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(names, embedded) {
+		t.Errorf("the zip holds %v, want the embedded files %v", names, embedded)
+	}
 
 	// Reproducible: the same input makes the same bytes.
 	first, err := os.ReadFile(path)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = pack(extension.Files, out, "", stamp)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	second, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.True(t, bytes.Equal(first, second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first, second) {
+		t.Errorf("packing the same input again made other bytes")
+	}
 }
 
 func read(t *testing.T, f *zip.File) []byte {
 	t.Helper()
 	r, err := f.Open()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer r.Close()
 	b, err := io.ReadAll(r)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return b
 }
 
 func TestTagMustBeTheVersion(t *testing.T) {
 	_, err := pack(extension.Files, t.TempDir(), "v9.9.9", time.Time{})
-	assert.ErrorContains(t, err, `the tag is "v9.9.9", but extension/manifest.json's version is "`+manifest.Version+`"`)
+	if err == nil || !strings.Contains(err.Error(), `the tag is "v9.9.9", but extension/manifest.json's version is "`+manifest.Version+`"`) {
+		t.Errorf("error %v; want one containing %q", err, `the tag is "v9.9.9", but extension/manifest.json's version is "`+manifest.Version+`"`)
+	}
 	_, err = pack(extension.Files, t.TempDir(), manifest.Version, time.Time{})
-	assert.ErrorContains(t, err, "the tag is", "a tag without its v")
+	if err == nil || !strings.Contains(err.Error(), "the tag is") {
+		t.Errorf("a tag without its v: error %v; want one containing %q", err, "the tag is")
+	}
 }
 
 func TestManifestProblems(t *testing.T) {
@@ -106,10 +152,14 @@ func TestManifestProblems(t *testing.T) {
 			ext := fstest.MapFS{"manifest.json": {Data: []byte(c.manifest)}}
 			_, err := pack(ext, t.TempDir(), "", time.Time{})
 			if c.err == "" {
-				assert.NoError(t, err)
+				if err != nil {
+					t.Error(err)
+				}
 				return
 			}
-			assert.ErrorContains(t, err, c.err)
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("error %v; want one containing %q", err, c.err)
+			}
 		})
 	}
 }

@@ -7,14 +7,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/windows/wine"
@@ -50,8 +49,12 @@ func TestChromiumFlags(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := chromiumFlags(c.args)
-			assert.Equal(t, c.reasons, v.reasons)
-			assert.Equal(t, c.dir, v.userDataDir)
+			if !reflect.DeepEqual(v.reasons, c.reasons) {
+				t.Errorf("reasons %q, want %q", v.reasons, c.reasons)
+			}
+			if v.userDataDir != c.dir {
+				t.Errorf("user data dir %q, want %q", v.userDataDir, c.dir)
+			}
 		})
 	}
 }
@@ -79,9 +82,15 @@ func TestFirefoxFlags(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := firefoxFlags(c.args)
-			assert.Equal(t, c.reasons, v.reasons)
-			assert.Equal(t, c.profile, v.profile)
-			assert.Equal(t, c.named, v.named)
+			if !reflect.DeepEqual(v.reasons, c.reasons) {
+				t.Errorf("reasons %q, want %q", v.reasons, c.reasons)
+			}
+			if v.profile != c.profile {
+				t.Errorf("profile %q, want %q", v.profile, c.profile)
+			}
+			if v.named != c.named {
+				t.Errorf("named profile %q, want %q", v.named, c.named)
+			}
 		})
 	}
 }
@@ -118,7 +127,9 @@ func (c *clock) add(d time.Duration) {
 func listenLoopback(t *testing.T) (net.Listener, int) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { _ = l.Close() })
 	go func() {
 		for {
@@ -136,24 +147,45 @@ func listenLoopback(t *testing.T) (net.Listener, int) {
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return port
+}
+
+// wantReasons fails the test unless p's check finds exactly the reasons
+// want, in order.
+func wantReasons(t *testing.T, p *Probe, want ...string) {
+	t.Helper()
+	if got := p.Check(t.Context()).Reasons; !reflect.DeepEqual(got, want) {
+		t.Errorf("Check found the reasons %q, want %q", got, want)
+	}
 }
 
 func writeFile(t *testing.T, path, data string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
-	require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestNotDriven(t *testing.T) {
 	dir := t.TempDir()
 	p := New(Config{PID: 1, Family: manifest.Chromium, Args: argv("chromium", "--user-data-dir="+dir), Env: fakeEnv()})
 	d := p.Check(t.Context())
-	assert.False(t, d.Driven)
-	assert.Empty(t, d.Reasons)
+	if d.Driven {
+		t.Errorf("driven: got true, want false")
+	}
+	if len(d.Reasons) != 0 {
+		t.Errorf("reasons %q, want none", d.Reasons)
+	}
 }
 
 func TestDevToolsActivePortLiveThenStale(t *testing.T) {
@@ -167,24 +199,36 @@ func TestDevToolsActivePortLiveThenStale(t *testing.T) {
 		Args: argv("/usr/lib/chromium/chromium --user-data-dir=" + dir + " --headless=new")})
 
 	d := p.Check(t.Context())
-	assert.True(t, d.Driven)
-	assert.Equal(t, []string{fmt.Sprintf("a DevTools endpoint is live on 127.0.0.1:%d (DevToolsActivePort)", port)}, d.Reasons)
+	if !d.Driven {
+		t.Errorf("driven: got false, want true")
+	}
+	if want := []string{fmt.Sprintf("a DevTools endpoint is live on 127.0.0.1:%d (DevToolsActivePort)", port)}; !reflect.DeepEqual(d.Reasons, want) {
+		t.Errorf("reasons %q, want %q", d.Reasons, want)
+	}
 
 	// The browser turned remote debugging off, but left the file: within
 	// liveFor the last answer stands (polling does not dial each time)...
-	require.NoError(t, l.Close())
-	assert.True(t, p.Check(t.Context()).Driven)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Check(t.Context()).Driven {
+		t.Errorf("driven within liveFor after the endpoint closed: got false, want true")
+	}
 	// ...and after it the port refuses: the file is stale.
 	clk.add(liveFor)
 	d = p.Check(t.Context())
-	assert.False(t, d.Driven, "reasons: %v", d.Reasons)
+	if d.Driven {
+		t.Errorf("driven after liveFor with the endpoint closed: got true, want false (reasons %q)", d.Reasons)
+	}
 }
 
 func TestStalePortFile(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "DevToolsActivePort"), fmt.Sprintf("%d\n/devtools/browser/1\n", freePort(t)))
 	p := New(Config{PID: 1, Family: manifest.Chromium, Env: fakeEnv(), Args: argv("chromium", "--user-data-dir="+dir)})
-	assert.False(t, p.Check(t.Context()).Driven)
+	if d := p.Check(t.Context()); d.Driven {
+		t.Errorf("driven by a port nothing listens on: got true, want false (reasons %q)", d.Reasons)
+	}
 }
 
 // TestMalformedPortFiles: a port file fillgate cannot make sense of does
@@ -194,7 +238,9 @@ func TestMalformedPortFiles(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "DevToolsActivePort"), body)
 		p := New(Config{PID: 1, Family: manifest.Chromium, Env: fakeEnv(), Args: argv("chromium", "--user-data-dir="+dir)})
-		assert.True(t, p.Check(t.Context()).Driven, "DevToolsActivePort %q", body)
+		if !p.Check(t.Context()).Driven {
+			t.Errorf("DevToolsActivePort %q: driven: got false, want true", body)
+		}
 	}
 }
 
@@ -206,10 +252,14 @@ func TestCannotTellInTime(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	d := p.Check(ctx)
-	assert.True(t, d.Driven)
-	assert.Equal(t, []string{"fillgate could not tell whether the endpoint in DevToolsActivePort is live"}, d.Reasons)
+	if !d.Driven {
+		t.Errorf("driven: got false, want true")
+	}
+	if want := []string{"fillgate could not tell whether the endpoint in DevToolsActivePort is live"}; !reflect.DeepEqual(d.Reasons, want) {
+		t.Errorf("reasons %q, want %q", d.Reasons, want)
+	}
 	// A check that could not finish is not remembered.
-	assert.Equal(t, []string{fmt.Sprintf("a DevTools endpoint is live on 127.0.0.1:%d (DevToolsActivePort)", port)}, p.Check(t.Context()).Reasons)
+	wantReasons(t, p, fmt.Sprintf("a DevTools endpoint is live on 127.0.0.1:%d (DevToolsActivePort)", port))
 }
 
 func TestUnreadableCommandLine(t *testing.T) {
@@ -220,15 +270,21 @@ func TestUnreadableCommandLine(t *testing.T) {
 
 	p := New(Config{PID: 1, Family: manifest.Chromium, Name: "chromium", GOOS: "linux", Args: unreadable,
 		Env: fakeEnv("HOME", t.TempDir(), "XDG_CONFIG_HOME", cfg)})
-	assert.Equal(t, []string{cannot}, p.Check(t.Context()).Reasons, "an unreadable command line is never 'not drivable'")
+	if got, want := p.Check(t.Context()).Reasons, []string{cannot}; !reflect.DeepEqual(got, want) {
+		t.Errorf("an unreadable command line is never 'not drivable': got the reasons %q, want %q", got, want)
+	}
 
 	// The default user data dir is still looked at.
 	writeFile(t, filepath.Join(cfg, "chromium", "DevToolsActivePort"), fmt.Sprintf("%d\n/devtools/browser/x\n", port))
 	p = New(Config{PID: 1, Family: manifest.Chromium, Name: "chromium", GOOS: "linux", Args: unreadable,
 		Env: fakeEnv("HOME", t.TempDir(), "XDG_CONFIG_HOME", cfg)})
 	d := p.Check(t.Context())
-	assert.True(t, d.Driven)
-	assert.Equal(t, []string{cannot, fmt.Sprintf("a DevTools endpoint is live on 127.0.0.1:%d (DevToolsActivePort)", port)}, d.Reasons)
+	if !d.Driven {
+		t.Errorf("driven: got false, want true")
+	}
+	if want := []string{cannot, fmt.Sprintf("a DevTools endpoint is live on 127.0.0.1:%d (DevToolsActivePort)", port)}; !reflect.DeepEqual(d.Reasons, want) {
+		t.Errorf("reasons %q, want %q", d.Reasons, want)
+	}
 }
 
 func TestDefaultUserDataDir(t *testing.T) {
@@ -239,7 +295,7 @@ func TestDefaultUserDataDir(t *testing.T) {
 		writeFile(t, filepath.Join(home, ".config", "google-chrome", "DevToolsActivePort"), fmt.Sprintf("%d\n/devtools/browser/x\n", port))
 		p := New(Config{PID: 1, Family: manifest.Chromium, Name: "chrome", GOOS: "linux", Args: argv("/opt/google/chrome/chrome"),
 			Env: fakeEnv("HOME", home)})
-		assert.Equal(t, []string{live}, p.Check(t.Context()).Reasons)
+		wantReasons(t, p, live)
 	})
 	t.Run("the executable picks the channel", func(t *testing.T) {
 		home := t.TempDir()
@@ -249,29 +305,31 @@ func TestDefaultUserDataDir(t *testing.T) {
 		// (FromSlash: the executable as the OS the test runs on reports it.)
 		p := New(Config{PID: 1, Family: manifest.Chromium, Name: "chrome", GOOS: "linux", Exe: filepath.FromSlash("/opt/google/chrome-beta/chrome"),
 			Args: argv("/opt/google/chrome-beta/chrome"), Env: fakeEnv("HOME", home)})
-		assert.False(t, p.Check(t.Context()).Driven)
+		if p.Check(t.Context()).Driven {
+			t.Errorf("driven: got true, want false")
+		}
 		writeFile(t, filepath.Join(home, ".config", "google-chrome-beta", "DevToolsActivePort"), fmt.Sprintf("%d\n", port))
-		assert.Equal(t, []string{live}, p.Check(t.Context()).Reasons)
+		wantReasons(t, p, live)
 	})
 	t.Run("CHROME_CONFIG_HOME", func(t *testing.T) {
 		home, cch := t.TempDir(), t.TempDir()
 		writeFile(t, filepath.Join(cch, "chromium", "DevToolsActivePort"), fmt.Sprintf("%d\n", port))
 		p := New(Config{PID: 1, Family: manifest.Chromium, Name: "chromium", GOOS: "linux", Args: argv("chromium"),
 			Env: fakeEnv("HOME", home, "CHROME_CONFIG_HOME", cch)})
-		assert.Equal(t, []string{live}, p.Check(t.Context()).Reasons)
+		wantReasons(t, p, live)
 	})
 	t.Run("Windows", func(t *testing.T) {
 		local := t.TempDir()
 		writeFile(t, filepath.Join(local, "Microsoft", "Edge", "User Data", "DevToolsActivePort"), fmt.Sprintf("%d\n", port))
 		p := New(Config{PID: 1, Family: manifest.Chromium, Name: "edge", GOOS: "windows", Args: argv("msedge.exe"),
 			Env: fakeEnv("LOCALAPPDATA", local, "USERPROFILE", t.TempDir())})
-		assert.Equal(t, []string{live}, p.Check(t.Context()).Reasons)
+		wantReasons(t, p, live)
 	})
 	t.Run("an unknown browser: every one of the family", func(t *testing.T) {
 		home := t.TempDir()
 		writeFile(t, filepath.Join(home, ".config", "BraveSoftware", "Brave-Browser", "DevToolsActivePort"), fmt.Sprintf("%d\n", port))
 		p := New(Config{PID: 1, Family: manifest.Chromium, Name: "thorium", GOOS: "linux", Args: argv("thorium"), Env: fakeEnv("HOME", home)})
-		assert.Equal(t, []string{live}, p.Check(t.Context()).Reasons)
+		wantReasons(t, p, live)
 	})
 }
 
@@ -282,14 +340,14 @@ func TestFirefox(t *testing.T) {
 		writeFile(t, filepath.Join(prof, "MarionetteActivePort"), fmt.Sprintf("%d", port))
 		p := New(Config{PID: 1, Family: manifest.Firefox, Env: fakeEnv(),
 			Args: argv("/usr/lib/firefox-esr/firefox-esr", "-marionette", "-profile", prof)})
-		assert.Equal(t, []string{
+		wantReasons(t, p,
 			"the browser was started with -marionette (WebDriver)",
 			fmt.Sprintf("Marionette is live on 127.0.0.1:%d (MarionetteActivePort)", port),
-		}, p.Check(t.Context()).Reasons)
+		)
 	})
 	t.Run("MOZ_MARIONETTE", func(t *testing.T) {
 		p := New(Config{PID: 1, Family: manifest.Firefox, Env: fakeEnv("MOZ_MARIONETTE", "1"), Args: argv("firefox", "-profile", t.TempDir())})
-		assert.Equal(t, []string{"Marionette is on (MOZ_MARIONETTE is set)"}, p.Check(t.Context()).Reasons)
+		wantReasons(t, p, "Marionette is on (MOZ_MARIONETTE is set)")
 	})
 	t.Run("WebDriver BiDi in the default profile", func(t *testing.T) {
 		home := t.TempDir()
@@ -303,12 +361,14 @@ func TestFirefox(t *testing.T) {
 			fmt.Sprintf(`{"ws_host": "127.0.0.1", "ws_port": %d}`, port))
 		bidi := fmt.Sprintf("a WebDriver BiDi endpoint is live on 127.0.0.1:%d (WebDriverBiDiServer.json)", port)
 		p := New(Config{PID: 1, Family: manifest.Firefox, Name: "firefox", GOOS: "linux", Args: argv("firefox"), Env: fakeEnv("HOME", home)})
-		assert.Equal(t, []string{bidi}, p.Check(t.Context()).Reasons)
+		wantReasons(t, p, bidi)
 		// -P work is another profile: its files, not the default's.
 		p = New(Config{PID: 1, Family: manifest.Firefox, Name: "firefox", GOOS: "linux", Args: argv("firefox", "-P", "work"), Env: fakeEnv("HOME", home)})
-		assert.False(t, p.Check(t.Context()).Driven)
+		if p.Check(t.Context()).Driven {
+			t.Errorf("driven: got true, want false")
+		}
 		writeFile(t, filepath.Join(root, "work.x", "MarionetteActivePort"), fmt.Sprintf("%d", port))
-		assert.Equal(t, []string{fmt.Sprintf("Marionette is live on 127.0.0.1:%d (MarionetteActivePort)", port)}, p.Check(t.Context()).Reasons)
+		wantReasons(t, p, fmt.Sprintf("Marionette is live on 127.0.0.1:%d (MarionetteActivePort)", port))
 	})
 	t.Run("stale files", func(t *testing.T) {
 		prof := t.TempDir()
@@ -316,7 +376,9 @@ func TestFirefox(t *testing.T) {
 		writeFile(t, filepath.Join(prof, "MarionetteActivePort"), fmt.Sprintf("%d", free))
 		writeFile(t, filepath.Join(prof, "WebDriverBiDiServer.json"), fmt.Sprintf(`{"ws_host": "127.0.0.1", "ws_port": %d}`, free))
 		p := New(Config{PID: 1, Family: manifest.Firefox, Env: fakeEnv(), Args: argv("firefox", "--profile="+prof)})
-		assert.False(t, p.Check(t.Context()).Driven)
+		if p.Check(t.Context()).Driven {
+			t.Errorf("driven: got true, want false")
+		}
 	})
 }
 
@@ -329,17 +391,31 @@ func TestProfilesFromINI(t *testing.T) {
 		a, b = `C:\abs\a`, `C:\abs\b`
 	}
 	writeFile(t, ini, "[Profile0]\nName=a\nIsRelative=0\nPath="+a+"\nDefault=1\n\n[Install1]\nDefault="+b+"\n\n[Profile1]\nName=c\nIsRelative=1\nPath=Profiles/c\n")
-	assert.Equal(t, []string{a, b}, profilesFromINI(ini, ""))
-	assert.Equal(t, []string{filepath.Join(root, "Profiles", "c")}, profilesFromINI(ini, "c"))
-	assert.Empty(t, profilesFromINI(ini, "nobody"))
-	assert.Empty(t, profilesFromINI(filepath.Join(root, "missing.ini"), ""))
+	if got, want := profilesFromINI(ini, ""), []string{a, b}; !reflect.DeepEqual(got, want) {
+		t.Errorf("profilesFromINI(ini, \"\") = %v, want %v", got, want)
+	}
+	if got, want := profilesFromINI(ini, "c"), []string{filepath.Join(root, "Profiles", "c")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("profilesFromINI(ini, \"c\") = %v, want %v", got, want)
+	}
+	if got := profilesFromINI(ini, "nobody"); len(got) != 0 {
+		t.Errorf("profilesFromINI(ini, \"nobody\") = %v, want it empty", got)
+	}
+	if got := profilesFromINI(filepath.Join(root, "missing.ini"), ""); len(got) != 0 {
+		t.Errorf("profilesFromINI(missing.ini, \"\") = %v, want it empty", got)
+	}
 }
 
 func TestBrowserPID(t *testing.T) {
 	// This test binary's parent is no shell a browser starts hosts through.
-	assert.Equal(t, os.Getppid(), BrowserPID(os.Getppid()))
-	assert.True(t, isShell("CMD.EXE"))
-	assert.False(t, isShell("chrome.exe"))
+	if got, want := BrowserPID(os.Getppid()), os.Getppid(); got != want {
+		t.Errorf("BrowserPID(os.Getppid()) = %v, want %v", got, want)
+	}
+	if !isShell("CMD.EXE") {
+		t.Errorf("isShell(\"CMD.EXE\"): got false, want true")
+	}
+	if isShell("chrome.exe") {
+		t.Errorf("isShell(\"chrome.exe\"): got true, want false")
+	}
 }
 
 func TestOwnCommandLine(t *testing.T) {
@@ -347,9 +423,15 @@ func TestOwnCommandLine(t *testing.T) {
 	// The real reader (procinfo on Linux and macOS, the NT query on
 	// Windows) reads this very process.
 	args, err := osArgs(os.Getpid())
-	require.NoError(t, err)
-	require.NotEmpty(t, args)
-	assert.Equal(t, os.Args[1:], args[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) == 0 {
+		t.Fatalf("osArgs(own pid) is empty, want this process's command line")
+	}
+	if !reflect.DeepEqual(args[1:], os.Args[1:]) {
+		t.Errorf("osArgs(own pid)[1:] = %q, want os.Args[1:] = %q", args[1:], os.Args[1:])
+	}
 }
 
 func TestConcurrentChecks(t *testing.T) {
@@ -361,7 +443,9 @@ func TestConcurrentChecks(t *testing.T) {
 	for range 16 {
 		wg.Go(func() {
 			d := p.Check(t.Context())
-			assert.Len(t, d.Reasons, 2)
+			if len(d.Reasons) != 2 {
+				t.Errorf("reasons %q, want 2", d.Reasons)
+			}
 		})
 	}
 	wg.Wait()
@@ -375,8 +459,7 @@ func TestWhatCannotBeToldIsDriven(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "DevToolsActivePort"), "not a port\n")
 		p := New(Config{PID: 1, Family: manifest.Chromium, Env: fakeEnv(), Args: argv("chromium", "--user-data-dir="+dir)})
-		assert.Equal(t, []string{"DevToolsActivePort in the browser's profile holds no port fillgate can read, so it cannot rule out a live endpoint"},
-			p.Check(t.Context()).Reasons)
+		wantReasons(t, p, "DevToolsActivePort in the browser's profile holds no port fillgate can read, so it cannot rule out a live endpoint")
 	})
 	t.Run("a port file that cannot be read", func(t *testing.T) {
 		dir := t.TempDir()
@@ -386,8 +469,7 @@ func TestWhatCannotBeToldIsDriven(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := New(Config{PID: 1, Family: manifest.Chromium, Env: fakeEnv(), Args: argv("chromium", "--user-data-dir="+dir)})
-		assert.Equal(t, []string{"fillgate cannot read DevToolsActivePort in the browser's profile, so it cannot rule out a live endpoint"},
-			p.Check(t.Context()).Reasons)
+		wantReasons(t, p, "fillgate cannot read DevToolsActivePort in the browser's profile, so it cannot rule out a live endpoint")
 	})
 	t.Run("the host's parent is a sandbox's portal", func(t *testing.T) {
 		for _, c := range []struct {
@@ -400,15 +482,24 @@ func TestWhatCannotBeToldIsDriven(t *testing.T) {
 		} {
 			p := New(Config{PID: 1, Family: c.family, Env: fakeEnv(), Exe: c.argv0, Args: argv(c.argv0), Name: "firefox", GOOS: "linux"})
 			d := p.Check(t.Context())
-			assert.True(t, d.Driven, c.argv0)
-			assert.Contains(t, d.Reasons, "fillgate cannot see the browser's own process (something else, such as a sandbox's portal, started its host), so it cannot rule out remote debugging", c.argv0)
+			if !d.Driven {
+				t.Errorf("%s: driven: got false, want true", c.argv0)
+			}
+			const blind = "fillgate cannot see the browser's own process (something else, such as a sandbox's portal, started its host), so it cannot rule out remote debugging"
+			if !slices.Contains(d.Reasons, blind) {
+				t.Errorf("%s: reasons %q; want them to hold %q", c.argv0, d.Reasons, blind)
+			}
 		}
 		// The browsers themselves, by their executables.
 		for _, exe := range []string{"/usr/lib/chromium/chromium", "/opt/google/chrome/chrome", `C:\Program Files\Google\Chrome\Application\chrome.exe`, "/opt/brave.com/brave/brave"} {
-			assert.True(t, isBrowser(manifest.Chromium, exe, nil), exe)
+			if !isBrowser(manifest.Chromium, exe, nil) {
+				t.Errorf("isBrowser(Chromium, %q): got false, want true", exe)
+			}
 		}
 		for _, exe := range []string{"/usr/lib/firefox-esr/firefox-esr", `C:\Program Files\Mozilla Firefox\firefox.exe`, "/usr/lib/librewolf/librewolf"} {
-			assert.True(t, isBrowser(manifest.Firefox, exe, nil), exe)
+			if !isBrowser(manifest.Firefox, exe, nil) {
+				t.Errorf("isBrowser(Firefox, %q): got false, want true", exe)
+			}
 		}
 	})
 }
@@ -417,6 +508,10 @@ func TestWhatCannotBeToldIsDriven(t *testing.T) {
 // slash too.
 func TestWindowsSlashSwitches(t *testing.T) {
 	v := chromiumFlags([]string{`C:\Program Files\Google\Chrome\Application\chrome.exe`, "/remote-debugging-port=9222", `/user-data-dir=C:\p`, "/home/a/page.html"})
-	assert.Equal(t, []string{"the browser was started with --remote-debugging-port"}, v.reasons)
-	assert.Equal(t, `C:\p`, v.userDataDir)
+	if want := []string{"the browser was started with --remote-debugging-port"}; !reflect.DeepEqual(v.reasons, want) {
+		t.Errorf("reasons %q, want %q", v.reasons, want)
+	}
+	if v.userDataDir != `C:\p` {
+		t.Errorf("user data dir %q, want %q", v.userDataDir, `C:\p`)
+	}
 }

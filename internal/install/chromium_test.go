@@ -12,8 +12,6 @@ import (
 
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // The real-browser tests play a new user: Install writes the host manifest
@@ -26,9 +24,13 @@ func fakeHost(t *testing.T, root string) (host, started string) {
 	t.Helper()
 	started = filepath.Join(root, "started")
 	host = filepath.Join(root, "bin", "fake-fillgate")
-	require.NoError(t, os.MkdirAll(filepath.Dir(host), 0o755))
+	if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + started + ".tmp && mv " + started + ".tmp " + started + "\nexec cat >/dev/null\n"
-	require.NoError(t, os.WriteFile(host, []byte(script), 0o755))
+	if err := os.WriteFile(host, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return host, started
 }
 
@@ -72,13 +74,21 @@ func TestRealChromiumStartsTheInstalledHost(t *testing.T) {
 	env := browser.BaseEnv(root)
 
 	r, err := Install(ctx, Options{UserDataDir: profile, Binary: host, Env: envLookup(env), DataDir: filepath.Join(root, "data", "fillgate")})
-	require.NoError(t, err)
-	require.Len(t, r.Manifests, 1)
-	assert.Equal(t, filepath.Join(profile, "NativeMessagingHosts", manifest.FileName), r.Manifests[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Manifests) != 1 {
+		t.Fatalf("r.Manifests has %d items (%v), want %d", len(r.Manifests), r.Manifests, 1)
+	}
+	if want := filepath.Join(profile, "NativeMessagingHosts", manifest.FileName); r.Manifests[0].Path != want {
+		t.Errorf("r.Manifests[0].Path = %v, want %v", r.Manifests[0].Path, want)
+	}
 
 	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{UserDataDir: profile, Env: env, Extensions: []string{r.ExtensionDir}})
 	args := waitStarted(t, ctx, started, r.Manifests[0].Path, c.Output)
-	assert.Equal(t, manifest.ExtensionOrigin, args[0], "Chromium passes the caller's origin first")
+	if args[0] != manifest.ExtensionOrigin {
+		t.Errorf("Chromium passes the caller's origin first: got %v, want %v", args[0], manifest.ExtensionOrigin)
+	}
 }
 
 func TestRealFirefoxStartsTheInstalledHost(t *testing.T) {
@@ -92,22 +102,38 @@ func TestRealFirefoxStartsTheInstalledHost(t *testing.T) {
 	env := browser.BaseEnv(root)
 
 	r, err := Install(ctx, Options{Browsers: []string{"firefox"}, Binary: host, Env: envLookup(env), DataDir: filepath.Join(root, "data", "fillgate")})
-	require.NoError(t, err)
-	require.Len(t, r.Manifests, 1)
-	assert.Equal(t, filepath.Join(root, "home", ".mozilla", "native-messaging-hosts", manifest.FileName), r.Manifests[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Manifests) != 1 {
+		t.Fatalf("r.Manifests has %d items (%v), want %d", len(r.Manifests), r.Manifests, 1)
+	}
+	if want := filepath.Join(root, "home", ".mozilla", "native-messaging-hosts", manifest.FileName); r.Manifests[0].Path != want {
+		t.Errorf("r.Manifests[0].Path = %v, want %v", r.Manifests[0].Path, want)
+	}
 
 	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{Env: env})
 	var installed struct {
 		Extension string `json:"extension"`
 	}
 	// What "Load Temporary Add-on…" does, over WebDriver BiDi.
-	require.NoError(t, ff.Call(ctx, "webExtension.install", map[string]any{
+	if err := ff.Call(ctx, "webExtension.install", map[string]any{
 		"extensionData": map[string]string{"type": "path", "path": r.ExtensionDir},
-	}, &installed))
-	assert.Equal(t, manifest.FirefoxID, installed.Extension)
+	}, &installed); err != nil {
+		t.Fatal(err)
+	}
+	if installed.Extension != manifest.FirefoxID {
+		t.Errorf("installed.Extension = %v, want %v", installed.Extension, manifest.FirefoxID)
+	}
 
 	args := waitStarted(t, ctx, started, r.Manifests[0].Path, ff.Output)
-	require.Len(t, args, 2, "Firefox passes the manifest's path and the add-on id")
-	assert.Equal(t, r.Manifests[0].Path, args[0])
-	assert.Equal(t, manifest.FirefoxID, args[1])
+	if len(args) != 2 {
+		t.Fatalf("Firefox passes the manifest's path and the add-on id: args has %d items (%v), want %d", len(args), args, 2)
+	}
+	if args[0] != r.Manifests[0].Path {
+		t.Errorf("args[0] = %v, want %v", args[0], r.Manifests[0].Path)
+	}
+	if args[1] != manifest.FirefoxID {
+		t.Errorf("args[1] = %v, want %v", args[1], manifest.FirefoxID)
+	}
 }

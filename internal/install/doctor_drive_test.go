@@ -4,10 +4,8 @@ package install
 
 import (
 	"context"
+	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestDoctorSaysWherePromptsOpen(t *testing.T) {
@@ -42,14 +40,26 @@ func TestDoctorSaysWherePromptsOpen(t *testing.T) {
 					got = &d.Checks[i]
 				}
 			}
-			require.NotNil(t, got, "%s", d.Text())
-			assert.Equal(t, c.level, got.Level)
-			assert.Contains(t, got.Detail, c.detail)
+			if got == nil {
+				t.Fatalf("%s: no check for the prompts, want one", d.Text())
+			}
+			if got.Level != c.level {
+				t.Errorf("the check's level = %v, want %v", got.Level, c.level)
+			}
+			if !strings.Contains(got.Detail, c.detail) {
+				t.Errorf("got %q; want it to contain %q", got.Detail, c.detail)
+			}
 			if c.level == Warn {
-				assert.Contains(t, got.Fix, `set prompt = "auto"`)
-				assert.Equal(t, 0, d.ExitCode(), "a warning is no failure")
+				if !strings.Contains(got.Fix, `set prompt = "auto"`) {
+					t.Errorf("got %q; want it to contain %q", got.Fix, `set prompt = "auto"`)
+				}
+				if got := d.ExitCode(); got != 0 {
+					t.Errorf("a warning is no failure: exit code %d, want 0", got)
+				}
 			} else {
-				assert.Empty(t, got.Fix)
+				if len(got.Fix) != 0 {
+					t.Errorf("fix %q, want none", got.Fix)
+				}
 			}
 		})
 	}
@@ -64,7 +74,9 @@ func TestDoctorNoPromptsCheckWithoutADrive(t *testing.T) {
 		p := healthy(t)
 		p.Hosts = func(context.Context) ([]HostStatus, error) { return []HostStatus{host}, nil }
 		for _, c := range Doctor(context.Background(), o, p).Checks {
-			assert.NotEqual(t, "prompts 7", c.Name)
+			if c.Name == "prompts 7" {
+				t.Errorf("a check named %q, want none for this host", c.Name)
+			}
 		}
 	}
 }

@@ -9,13 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/extension"
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 const runDir = "/run/user/1000/fillgate"
@@ -23,9 +22,13 @@ const runDir = "/run/user/1000/fillgate"
 func embeddedVersion(t *testing.T) string {
 	t.Helper()
 	b, err := extension.Files.ReadFile("manifest.json")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	v := extensionVersion(b)
-	require.NotEmpty(t, v)
+	if len(v) == 0 {
+		t.Fatalf("extensionVersion of extension/manifest.json is empty, want the version")
+	}
 	return v
 }
 
@@ -50,8 +53,12 @@ func doctorHome(t *testing.T) (*linuxHome, Options) {
 	t.Helper()
 	h := newLinuxHome(t)
 	_, err := Install(context.Background(), h.opts("chrome", "firefox"))
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(h.real(runDir), 0o700))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(h.real(runDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	o := h.opts()
 	o.RuntimeDir = runDir
 	return h, o
@@ -71,67 +78,119 @@ func notOK(d *DoctorReport) []Check {
 func TestDoctorAllOKAfterInstall(t *testing.T) {
 	_, o := doctorHome(t)
 	d := Doctor(context.Background(), o, healthy(t))
-	assert.Empty(t, notOK(d))
-	assert.Equal(t, 0, d.ExitCode())
+	if got := notOK(d); len(got) != 0 {
+		t.Errorf("notOK(d) = %v, want it empty", got)
+	}
+	if got := d.ExitCode(); got != 0 {
+		t.Errorf("d.ExitCode() = %v, want %v", got, 0)
+	}
 	var names []string
 	for _, c := range d.Checks {
 		names = append(names, c.Name)
 	}
-	assert.Equal(t, []string{"binary", "extension", "chrome", "firefox", "socket dir", "host 4242", "keyring", "policy", "cdp"}, names)
+	if want := []string{"binary", "extension", "chrome", "firefox", "socket dir", "host 4242", "keyring", "policy", "cdp"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("names = %v, want %v", names, want)
+	}
 	txt := d.Text()
-	assert.Contains(t, txt, "ok    binary       fillgate 0.1.0 at /opt/fillgate/bin/fillgate\n")
-	assert.Contains(t, txt, "ok    chrome       ~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json starts /opt/fillgate/bin/fillgate for fillgate's extension\n")
-	assert.Contains(t, txt, "ok    socket dir   /run/user/1000/fillgate is yours, mode 0700\n")
-	assert.Contains(t, txt, "ok    host 4242    chrome (profile Default), extension "+embeddedVersion(t)+" connected\n")
-	assert.True(t, strings.HasSuffix(txt, "\nall ok\n"))
+	if !strings.Contains(txt, "ok    binary       fillgate 0.1.0 at /opt/fillgate/bin/fillgate\n") {
+		t.Errorf("got %q; want it to contain %q", txt, "ok    binary       fillgate 0.1.0 at /opt/fillgate/bin/fillgate\n")
+	}
+	if !strings.Contains(txt, "ok    chrome       ~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json starts /opt/fillgate/bin/fillgate for fillgate's extension\n") {
+		t.Errorf("got %q; want it to contain %q", txt, "ok    chrome       ~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json starts /opt/fillgate/bin/fillgate for fillgate's extension\n")
+	}
+	if !strings.Contains(txt, "ok    socket dir   /run/user/1000/fillgate is yours, mode 0700\n") {
+		t.Errorf("got %q; want it to contain %q", txt, "ok    socket dir   /run/user/1000/fillgate is yours, mode 0700\n")
+	}
+	if !strings.Contains(txt, "ok    host 4242    chrome (profile Default), extension "+embeddedVersion(t)+" connected\n") {
+		t.Errorf("got %q; want it to contain %q", txt, "ok    host 4242    chrome (profile Default), extension "+embeddedVersion(t)+" connected\n")
+	}
+	if !strings.HasSuffix(txt, "\nall ok\n") {
+		t.Errorf("the report is %q; want it to end in \"\\nall ok\\n\"", txt)
+	}
 }
 
 // the one failing check Doctor must name, with its fix
 func requireOnly(t *testing.T, d *DoctorReport, name string, level Level, detail, fix string) {
 	t.Helper()
 	bad := notOK(d)
-	require.Len(t, bad, 1, "%s", d.Text())
-	assert.Equal(t, name, bad[0].Name)
-	assert.Equal(t, level, bad[0].Level)
-	assert.Contains(t, bad[0].Detail, detail)
-	assert.Equal(t, fix, bad[0].Fix)
+	if len(bad) != 1 {
+		t.Fatalf("%s: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 1)
+	}
+	if bad[0].Name != name {
+		t.Errorf("bad[0].Name = %v, want %v", bad[0].Name, name)
+	}
+	if bad[0].Level != level {
+		t.Errorf("bad[0].Level = %v, want %v", bad[0].Level, level)
+	}
+	if !strings.Contains(bad[0].Detail, detail) {
+		t.Errorf("got %q; want it to contain %q", bad[0].Detail, detail)
+	}
+	if bad[0].Fix != fix {
+		t.Errorf("bad[0].Fix = %v, want %v", bad[0].Fix, fix)
+	}
 	want := 0
 	if level == Fail {
 		want = 1
 	}
-	assert.Equal(t, want, d.ExitCode())
-	assert.Contains(t, d.Text(), "fix: "+fix+"\n")
+	if got := d.ExitCode(); got != want {
+		t.Errorf("d.ExitCode() = %v, want %v", got, want)
+	}
+	if got := d.Text(); !strings.Contains(got, "fix: "+fix+"\n") {
+		t.Errorf("got %q; want it to contain %q", got, "fix: "+fix+"\n")
+	}
 }
 
 func TestDoctorBinaryMovedAfterInstall(t *testing.T) {
 	h, o := doctorHome(t)
-	require.NoError(t, os.MkdirAll(h.real("/usr/local/bin"), 0o755))
-	require.NoError(t, os.Rename(h.real(h.bin), h.real("/usr/local/bin/fillgate")))
+	if err := os.MkdirAll(h.real("/usr/local/bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(h.real(h.bin), h.real("/usr/local/bin/fillgate")); err != nil {
+		t.Fatal(err)
+	}
 	o.Binary = "/usr/local/bin/fillgate"
 	d := Doctor(context.Background(), o, healthy(t))
 	bad := notOK(d)
-	require.Len(t, bad, 2, d.Text())
-	for i, name := range []string{"chrome", "firefox"} {
-		assert.Equal(t, name, bad[i].Name)
-		assert.Equal(t, Fail, bad[i].Level)
-		assert.Contains(t, bad[i].Detail, "points at /opt/fillgate/bin/fillgate, which does not exist: the binary was moved or deleted")
-		assert.Equal(t, "fillgate install --browser "+name, bad[i].Fix, "fillgate's own manifest: no --force needed")
+	if len(bad) != 2 {
+		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 2)
 	}
-	assert.Equal(t, 1, d.ExitCode())
+	for i, name := range []string{"chrome", "firefox"} {
+		if bad[i].Name != name {
+			t.Errorf("bad[i].Name = %v, want %v", bad[i].Name, name)
+		}
+		if bad[i].Level != Fail {
+			t.Errorf("bad[i].Level = %v, want %v", bad[i].Level, Fail)
+		}
+		if !strings.Contains(bad[i].Detail, "points at /opt/fillgate/bin/fillgate, which does not exist: the binary was moved or deleted") {
+			t.Errorf("got %q; want it to contain %q", bad[i].Detail, "points at /opt/fillgate/bin/fillgate, which does not exist: the binary was moved or deleted")
+		}
+		if want := "fillgate install --browser " + name; bad[i].Fix != want {
+			t.Errorf("fillgate's own manifest: no --force needed: got %v, want %v", bad[i].Fix, want)
+		}
+	}
+	if got := d.ExitCode(); got != 1 {
+		t.Errorf("d.ExitCode() = %v, want %v", got, 1)
+	}
 
 	// The fix works.
 	o.Browsers = []string{"chrome", "firefox"}
 	_, err := Install(context.Background(), o)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o.Browsers = nil
-	assert.Empty(t, notOK(Doctor(context.Background(), o, healthy(t))))
+	if got := notOK(Doctor(context.Background(), o, healthy(t))); len(got) != 0 {
+		t.Errorf("notOK(Doctor(context.Background(), o, healthy(t))) = %v, want it empty", got)
+	}
 }
 
 func TestDoctorWrongExtensionID(t *testing.T) {
 	h, o := doctorHome(t)
 	other := "chrome-extension://" + strings.Repeat("c", 32) + "/"
 	b := strings.Replace(h.read(t, chromePath), manifest.ExtensionOrigin, other, 1)
-	require.NoError(t, os.WriteFile(h.real(chromePath), []byte(b), 0o644))
+	if err := os.WriteFile(h.real(chromePath), []byte(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d := Doctor(context.Background(), o, healthy(t))
 	requireOnly(t, d, "chrome", Fail,
 		"allowed_origins does not list "+manifest.ExtensionOrigin+" (it lists "+other+")",
@@ -139,15 +198,21 @@ func TestDoctorWrongExtensionID(t *testing.T) {
 
 	o.Browsers, o.Force = []string{"chrome"}, true
 	_, err := Install(context.Background(), o)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o.Browsers = nil
-	assert.Empty(t, notOK(Doctor(context.Background(), o, healthy(t))))
+	if got := notOK(Doctor(context.Background(), o, healthy(t))); len(got) != 0 {
+		t.Errorf("notOK(Doctor(context.Background(), o, healthy(t))) = %v, want it empty", got)
+	}
 }
 
 func TestDoctorWrongAddonID(t *testing.T) {
 	h, o := doctorHome(t)
 	b := strings.Replace(h.read(t, firefoxPath), manifest.FirefoxID, "someone@else.example", 1)
-	require.NoError(t, os.WriteFile(h.real(firefoxPath), []byte(b), 0o644))
+	if err := os.WriteFile(h.real(firefoxPath), []byte(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d := Doctor(context.Background(), o, healthy(t))
 	requireOnly(t, d, "firefox", Fail,
 		"allowed_extensions does not list fillgate@fillgate.dev (it lists someone@else.example)",
@@ -156,7 +221,9 @@ func TestDoctorWrongAddonID(t *testing.T) {
 
 func TestDoctorInvalidJSON(t *testing.T) {
 	h, o := doctorHome(t)
-	require.NoError(t, os.WriteFile(h.real(chromePath), []byte("{\n  \"name\": \"dev.fillgate.host\",\n  \"path\": /opt\n}\n"), 0o644))
+	if err := os.WriteFile(h.real(chromePath), []byte("{\n  \"name\": \"dev.fillgate.host\",\n  \"path\": /opt\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d := Doctor(context.Background(), o, healthy(t))
 	requireOnly(t, d, "chrome", Fail,
 		"~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json is not valid JSON: line 3, column",
@@ -165,22 +232,38 @@ func TestDoctorInvalidJSON(t *testing.T) {
 
 func TestDoctorNonExecutableBinary(t *testing.T) {
 	h, o := doctorHome(t)
-	require.NoError(t, os.Chmod(h.real(h.bin), 0o644))
+	if err := os.Chmod(h.real(h.bin), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d := Doctor(context.Background(), o, healthy(t))
 	bad := notOK(d)
-	require.Len(t, bad, 3, d.Text())
-	assert.Equal(t, Check{Name: "binary", Level: Fail, Detail: "/opt/fillgate/bin/fillgate is not executable", Fix: "chmod +x /opt/fillgate/bin/fillgate"}, bad[0])
-	for _, c := range bad[1:] {
-		assert.Equal(t, Fail, c.Level)
-		assert.Contains(t, c.Detail, "runs /opt/fillgate/bin/fillgate, which is not executable")
-		assert.Equal(t, "chmod +x /opt/fillgate/bin/fillgate", c.Fix)
+	if len(bad) != 3 {
+		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 3)
 	}
-	assert.Equal(t, 1, d.ExitCode())
+	if want := (Check{Name: "binary", Level: Fail, Detail: "/opt/fillgate/bin/fillgate is not executable", Fix: "chmod +x /opt/fillgate/bin/fillgate"}); !reflect.DeepEqual(bad[0], want) {
+		t.Errorf("bad[0] = %v, want %v", bad[0], want)
+	}
+	for _, c := range bad[1:] {
+		if c.Level != Fail {
+			t.Errorf("c.Level = %v, want %v", c.Level, Fail)
+		}
+		if !strings.Contains(c.Detail, "runs /opt/fillgate/bin/fillgate, which is not executable") {
+			t.Errorf("got %q; want it to contain %q", c.Detail, "runs /opt/fillgate/bin/fillgate, which is not executable")
+		}
+		if c.Fix != "chmod +x /opt/fillgate/bin/fillgate" {
+			t.Errorf("c.Fix = %q, want %q", c.Fix, "chmod +x /opt/fillgate/bin/fillgate")
+		}
+	}
+	if got := d.ExitCode(); got != 1 {
+		t.Errorf("d.ExitCode() = %v, want %v", got, 1)
+	}
 }
 
 func TestDoctorSocketDirWithLooseModes(t *testing.T) {
 	h, o := doctorHome(t)
-	require.NoError(t, os.Chmod(h.real(runDir), 0o755))
+	if err := os.Chmod(h.real(runDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	d := Doctor(context.Background(), o, healthy(t))
 	requireOnly(t, d, "socket dir", Fail,
 		"/run/user/1000/fillgate has mode 0755; it must be 0700, or other users can reach the agent socket",
@@ -189,18 +272,28 @@ func TestDoctorSocketDirWithLooseModes(t *testing.T) {
 
 func TestDoctorLooseSocket(t *testing.T) {
 	h, o := doctorHome(t)
-	require.NoError(t, os.WriteFile(h.real(runDir+"/agent.sock"), nil, 0o666))
-	require.NoError(t, os.Chmod(h.real(runDir+"/agent.sock"), 0o666))
+	if err := os.WriteFile(h.real(runDir+"/agent.sock"), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(h.real(runDir+"/agent.sock"), 0o666); err != nil {
+		t.Fatal(err)
+	}
 	d := Doctor(context.Background(), o, healthy(t))
 	requireOnly(t, d, "socket dir", Warn, "agent.sock has mode 0666; it should be 0600", "chmod 600 /run/user/1000/fillgate/agent.sock")
 }
 
 func TestDoctorSocketDirNotCreatedYet(t *testing.T) {
 	h, o := doctorHome(t)
-	require.NoError(t, os.Remove(h.real(runDir)))
+	if err := os.Remove(h.real(runDir)); err != nil {
+		t.Fatal(err)
+	}
 	d := Doctor(context.Background(), o, healthy(t))
-	assert.Empty(t, notOK(d))
-	assert.Contains(t, d.Text(), "/run/user/1000/fillgate does not exist yet; the host creates it, mode 0700, when it starts")
+	if got := notOK(d); len(got) != 0 {
+		t.Errorf("notOK(d) = %v, want it empty", got)
+	}
+	if got := d.Text(); !strings.Contains(got, "/run/user/1000/fillgate does not exist yet; the host creates it, mode 0700, when it starts") {
+		t.Errorf("got %q; want it to contain %q", got, "/run/user/1000/fillgate does not exist yet; the host creates it, mode 0700, when it starts")
+	}
 }
 
 func TestDoctorNoHostRunning(t *testing.T) {
@@ -216,10 +309,18 @@ func TestDoctorNoHostRunning(t *testing.T) {
 	p.CDP = func(context.Context) (string, error) { return "127.0.0.1:9222", nil }
 	d = Doctor(context.Background(), o, p)
 	bad := notOK(d)
-	require.Len(t, bad, 1)
-	assert.Equal(t, Warn, bad[0].Level)
-	assert.Contains(t, bad[0].Detail, "fills use the CDP fallback")
-	assert.Equal(t, 0, d.ExitCode())
+	if len(bad) != 1 {
+		t.Fatalf("bad has %d items (%v), want %d", len(bad), bad, 1)
+	}
+	if bad[0].Level != Warn {
+		t.Errorf("bad[0].Level = %v, want %v", bad[0].Level, Warn)
+	}
+	if !strings.Contains(bad[0].Detail, "fills use the CDP fallback") {
+		t.Errorf("got %q; want it to contain %q", bad[0].Detail, "fills use the CDP fallback")
+	}
+	if got := d.ExitCode(); got != 0 {
+		t.Errorf("d.ExitCode() = %v, want %v", got, 0)
+	}
 }
 
 func TestDoctorHostCannotBeAsked(t *testing.T) {
@@ -289,16 +390,28 @@ func TestDoctorNoManifestAnywhere(t *testing.T) {
 	o.RuntimeDir = runDir
 	d := Doctor(context.Background(), o, Probes{})
 	bad := notOK(d)
-	require.Len(t, bad, 2, d.Text())
-	assert.Equal(t, Check{Name: "extension", Level: Warn, Detail: "not unpacked at ~/.local/share/fillgate/extension", Fix: "fillgate install"}, bad[0])
-	assert.Equal(t, Check{Name: "manifests", Level: Fail, Detail: "no browser has fillgate's host manifest, so no browser can start fillgate", Fix: "fillgate install"}, bad[1])
-	assert.Equal(t, 1, d.ExitCode())
+	if len(bad) != 2 {
+		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 2)
+	}
+	if want := (Check{Name: "extension", Level: Warn, Detail: "not unpacked at ~/.local/share/fillgate/extension", Fix: "fillgate install"}); !reflect.DeepEqual(bad[0], want) {
+		t.Errorf("bad[0] = %v, want %v", bad[0], want)
+	}
+	if want := (Check{Name: "manifests", Level: Fail, Detail: "no browser has fillgate's host manifest, so no browser can start fillgate", Fix: "fillgate install"}); !reflect.DeepEqual(bad[1], want) {
+		t.Errorf("bad[1] = %v, want %v", bad[1], want)
+	}
+	if got := d.ExitCode(); got != 1 {
+		t.Errorf("d.ExitCode() = %v, want %v", got, 1)
+	}
 }
 
 func TestDoctorFoundBrowserWithoutManifest(t *testing.T) {
 	h, o := doctorHome(t)
-	require.NoError(t, os.MkdirAll(h.real("/home/u/.config/chromium"), 0o700))
-	require.NoError(t, os.WriteFile(h.real("/home/u/.config/chromium/Local State"), []byte("{}"), 0o600))
+	if err := os.MkdirAll(h.real("/home/u/.config/chromium"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.real("/home/u/.config/chromium/Local State"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	requireOnly(t, Doctor(context.Background(), o, healthy(t)), "chromium", Warn,
 		"Chromium is installed (~/.config/chromium/Local State) but has no host manifest at ~/.config/chromium/NativeMessagingHosts/dev.fillgate.host.json, so it cannot start fillgate",
 		"fillgate install --browser chromium")
@@ -315,7 +428,9 @@ func TestDoctorManifestRunsAnotherBinary(t *testing.T) {
 
 func TestDoctorOutdatedExtension(t *testing.T) {
 	h, o := doctorHome(t)
-	require.NoError(t, os.WriteFile(h.real(filepath.Join(h.data, "extension", "manifest.json")), []byte(`{"version": "0.0.1"}`), 0o644))
+	if err := os.WriteFile(h.real(filepath.Join(h.data, "extension", "manifest.json")), []byte(`{"version": "0.0.1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	requireOnly(t, Doctor(context.Background(), o, healthy(t)), "extension", Warn,
 		`the copy at ~/.local/share/fillgate/extension is version "0.0.1"; this binary carries "`+embeddedVersion(t)+`"`,
 		"fillgate install, then reload fillgate on the browser's extensions page")
@@ -326,14 +441,24 @@ func TestDoctorUserDataDir(t *testing.T) {
 	o := h.opts()
 	o.UserDataDir = "/tmp/profile"
 	_, err := Install(context.Background(), o)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o.RuntimeDir = runDir
-	require.NoError(t, os.MkdirAll(h.real(runDir), 0o700))
+	if err := os.MkdirAll(h.real(runDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	d := Doctor(context.Background(), o, healthy(t))
-	assert.Empty(t, notOK(d), d.Text())
-	assert.Contains(t, d.Text(), "ok    chromium     /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json starts")
+	if got := notOK(d); len(got) != 0 {
+		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
+	}
+	if got := d.Text(); !strings.Contains(got, "ok    chromium     /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json starts") {
+		t.Errorf("got %q; want it to contain %q", got, "ok    chromium     /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json starts")
+	}
 
-	require.NoError(t, os.WriteFile(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json"), []byte("{"), 0o644))
+	if err := os.WriteFile(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d = Doctor(context.Background(), o, healthy(t))
 	requireOnly(t, d, "chromium", Fail, "is not valid JSON", "fillgate install --user-data-dir /tmp/profile --force")
 }
@@ -344,24 +469,42 @@ func TestDoctorFindsUserDataDirInstallsByTheRecord(t *testing.T) {
 	o.Browsers = []string{"chromium"}
 	o.UserDataDir = "/tmp/profile"
 	_, err := Install(context.Background(), o)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Plain `fillgate doctor`: no --user-data-dir.
 	plain := h.opts()
 	plain.RuntimeDir = runDir
-	require.NoError(t, os.MkdirAll(h.real(runDir), 0o700))
+	if err := os.MkdirAll(h.real(runDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	d := Doctor(context.Background(), plain, healthy(t))
-	assert.Empty(t, notOK(d), d.Text())
-	assert.Equal(t, 0, d.ExitCode(), d.Text())
-	assert.Contains(t, d.Text(), "ok    chromium     /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json starts")
+	if got := notOK(d); len(got) != 0 {
+		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
+	}
+	if got := d.ExitCode(); got != 0 {
+		t.Errorf("%s: exit code %d, want 0", d.Text(), got)
+	}
+	if got := d.Text(); !strings.Contains(got, "ok    chromium     /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json starts") {
+		t.Errorf("got %q; want it to contain %q", got, "ok    chromium     /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json starts")
+	}
 
-	require.NoError(t, os.WriteFile(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json"), []byte("{"), 0o644))
+	if err := os.WriteFile(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d = Doctor(context.Background(), plain, healthy(t))
 	requireOnly(t, d, "chromium", Fail, "is not valid JSON", "fillgate install --user-data-dir /tmp/profile --force")
 
-	require.NoError(t, os.Remove(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json")))
+	if err := os.Remove(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json")); err != nil {
+		t.Fatal(err)
+	}
 	d = Doctor(context.Background(), plain, healthy(t))
-	assert.Contains(t, d.Text(), "the host manifest fillgate installed at /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json is gone")
-	assert.Contains(t, d.Text(), "fillgate install --user-data-dir /tmp/profile")
+	if got := d.Text(); !strings.Contains(got, "the host manifest fillgate installed at /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json is gone") {
+		t.Errorf("got %q; want it to contain %q", got, "the host manifest fillgate installed at /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json is gone")
+	}
+	if got := d.Text(); !strings.Contains(got, "fillgate install --user-data-dir /tmp/profile") {
+		t.Errorf("got %q; want it to contain %q", got, "fillgate install --user-data-dir /tmp/profile")
+	}
 }
 
 func TestDoctorSystemManifests(t *testing.T) {
@@ -369,56 +512,98 @@ func TestDoctorSystemManifests(t *testing.T) {
 	o := linuxMem(m, "chromium")
 	o.System = true
 	_, err := Install(context.Background(), o)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o.System, o.Browsers = false, nil
 	d := Doctor(context.Background(), o, Probes{})
-	assert.Empty(t, notOK(d), d.Text())
-	assert.Contains(t, d.Text(), "ok    chromium     /etc/chromium/native-messaging-hosts/dev.fillgate.host.json starts /usr/local/bin/fillgate")
+	if got := notOK(d); len(got) != 0 {
+		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
+	}
+	if got := d.Text(); !strings.Contains(got, "ok    chromium     /etc/chromium/native-messaging-hosts/dev.fillgate.host.json starts /usr/local/bin/fillgate") {
+		t.Errorf("got %q; want it to contain %q", got, "ok    chromium     /etc/chromium/native-messaging-hosts/dev.fillgate.host.json starts /usr/local/bin/fillgate")
+	}
 	o.System = true
-	assert.Equal(t, 1, strings.Count(Doctor(context.Background(), o, Probes{}).Text(), "/etc/chromium/"), "checked once")
+	if got := strings.Count(Doctor(context.Background(), o, Probes{}).Text(), "/etc/chromium/"); got != 1 {
+		t.Errorf("checked once: got %v, want %v", got, 1)
+	}
 	o.System = false
 
-	require.NoError(t, m.WriteFile("/etc/chromium/native-messaging-hosts/dev.fillgate.host.json", []byte("[]"), 0o644))
+	if err := m.WriteFile("/etc/chromium/native-messaging-hosts/dev.fillgate.host.json", []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d = Doctor(context.Background(), o, Probes{})
 	bad := notOK(d)
-	require.NotEmpty(t, bad)
-	assert.Equal(t, "sudo fillgate install --browser chromium --system --force", bad[0].Fix)
+	if len(bad) == 0 {
+		t.Fatalf("%s: every check ok, want a problem", d.Text())
+	}
+	if bad[0].Fix != "sudo fillgate install --browser chromium --system --force" {
+		t.Errorf("bad[0].Fix = %q, want %q", bad[0].Fix, "sudo fillgate install --browser chromium --system --force")
+	}
 }
 
 func TestDoctorSandboxedBrowsers(t *testing.T) {
 	m := newMemFS()
 	o := linuxMem(m, "firefox")
 	_, err := Install(context.Background(), o)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m.put("/snap/bin/chromium", "", 0o755)
 	m.put("/snap/bin/firefox", "", 0o755)
 	o.Browsers = nil
 	d := Doctor(context.Background(), o, Probes{})
 	bad := notOK(d)
-	require.Len(t, bad, 1, d.Text())
-	assert.Equal(t, "chromium", bad[0].Name)
-	assert.Contains(t, bad[0].Detail, "Chromium is a Snap")
-	assert.Equal(t, "install Chromium from its vendor's .deb or .rpm, outside the Snap", bad[0].Fix)
-	assert.Contains(t, d.Text(), "ok    firefox      Firefox is a Snap: it starts fillgate through the WebExtensions portal")
+	if len(bad) != 1 {
+		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 1)
+	}
+	if bad[0].Name != "chromium" {
+		t.Errorf("bad[0].Name = %q, want %q", bad[0].Name, "chromium")
+	}
+	if !strings.Contains(bad[0].Detail, "Chromium is a Snap") {
+		t.Errorf("got %q; want it to contain %q", bad[0].Detail, "Chromium is a Snap")
+	}
+	if bad[0].Fix != "install Chromium from its vendor's .deb or .rpm, outside the Snap" {
+		t.Errorf("bad[0].Fix = %q, want %q", bad[0].Fix, "install Chromium from its vendor's .deb or .rpm, outside the Snap")
+	}
+	if got := d.Text(); !strings.Contains(got, "ok    firefox      Firefox is a Snap: it starts fillgate through the WebExtensions portal") {
+		t.Errorf("got %q; want it to contain %q", got, "ok    firefox      Firefox is a Snap: it starts fillgate through the WebExtensions portal")
+	}
 }
 
 func TestDoctorWindows(t *testing.T) {
 	m, reg := newMemFS(), newMemRegistry()
 	o := windowsOpts(m, reg, "chrome", "firefox")
 	_, err := Install(context.Background(), o)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o.Browsers = nil
 	d := Doctor(context.Background(), o, Probes{})
-	assert.Empty(t, notOK(d), d.Text())
-	assert.Contains(t, d.Text(), `ok    chrome       C:\Users\u\AppData\Local\fillgate\NativeMessagingHosts\chromium\dev.fillgate.host.json starts C:\Program Files\fillgate\fillgate.exe`)
+	if got := notOK(d); len(got) != 0 {
+		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
+	}
+	if got := d.Text(); !strings.Contains(got, `ok    chrome       C:\Users\u\AppData\Local\fillgate\NativeMessagingHosts\chromium\dev.fillgate.host.json starts C:\Program Files\fillgate\fillgate.exe`) {
+		t.Errorf("got %q; want it to contain %q", got, `ok    chrome       C:\Users\u\AppData\Local\fillgate\NativeMessagingHosts\chromium\dev.fillgate.host.json starts C:\Program Files\fillgate\fillgate.exe`)
+	}
 
-	require.NoError(t, reg.SetDefault(HKCU, `Software\Mozilla\NativeMessagingHosts\dev.fillgate.host`, `D:\gone\host.json`))
+	if err := reg.SetDefault(HKCU, `Software\Mozilla\NativeMessagingHosts\dev.fillgate.host`, `D:\gone\host.json`); err != nil {
+		t.Fatal(err)
+	}
 	d = Doctor(context.Background(), o, Probes{})
 	bad := notOK(d)
-	require.Len(t, bad, 1, d.Text())
-	assert.Equal(t, Fail, bad[0].Level)
-	assert.Contains(t, bad[0].Detail, `HKCU\Software\Mozilla\NativeMessagingHosts\dev.fillgate.host points at D:\gone\host.json, which cannot be read`)
-	assert.Equal(t, "fillgate install --browser firefox --force", bad[0].Fix, "someone changed fillgate's key")
+	if len(bad) != 1 {
+		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 1)
+	}
+	if bad[0].Level != Fail {
+		t.Errorf("bad[0].Level = %v, want %v", bad[0].Level, Fail)
+	}
+	if !strings.Contains(bad[0].Detail, `HKCU\Software\Mozilla\NativeMessagingHosts\dev.fillgate.host points at D:\gone\host.json, which cannot be read`) {
+		t.Errorf("got %q; want it to contain %q", bad[0].Detail, `HKCU\Software\Mozilla\NativeMessagingHosts\dev.fillgate.host points at D:\gone\host.json, which cannot be read`)
+	}
+	if bad[0].Fix != "fillgate install --browser firefox --force" {
+		t.Errorf("someone changed fillgate's key: got %q, want %q", bad[0].Fix, "fillgate install --browser firefox --force")
+	}
 }
 
 func TestDoctorJSON(t *testing.T) {
@@ -426,20 +611,36 @@ func TestDoctorJSON(t *testing.T) {
 	p := healthy(t)
 	p.Hosts = func(context.Context) ([]HostStatus, error) { return nil, nil }
 	b, err := Doctor(context.Background(), o, p).JSON()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got struct {
 		Checks []map[string]string `json:"checks"`
 	}
-	require.NoError(t, json.Unmarshal(b, &got))
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
 	last := got.Checks[len(got.Checks)-4]
-	assert.Equal(t, "host", last["name"])
-	assert.Equal(t, "fail", last["status"])
-	assert.NotEmpty(t, last["fix"])
+	if last["name"] != "host" {
+		t.Errorf("last[\"name\"] = %q, want %q", last["name"], "host")
+	}
+	if last["status"] != "fail" {
+		t.Errorf("last[\"status\"] = %q, want %q", last["status"], "fail")
+	}
+	if len(last["fix"]) == 0 {
+		t.Errorf("the host check has no fix, want one")
+	}
 }
 
 func TestDoctorBadOptions(t *testing.T) {
 	d := Doctor(context.Background(), Options{GOOS: "windows", UserDataDir: `C:\p`, Registry: newMemRegistry(), Binary: winBin, DataDir: `C:\d`}, Probes{})
-	require.Len(t, d.Checks, 1)
-	assert.Equal(t, "setup", d.Checks[0].Name)
-	assert.Equal(t, 1, d.ExitCode())
+	if len(d.Checks) != 1 {
+		t.Fatalf("d.Checks has %d items (%v), want %d", len(d.Checks), d.Checks, 1)
+	}
+	if d.Checks[0].Name != "setup" {
+		t.Errorf("d.Checks[0].Name = %q, want %q", d.Checks[0].Name, "setup")
+	}
+	if got := d.ExitCode(); got != 1 {
+		t.Errorf("d.ExitCode() = %v, want %v", got, 1)
+	}
 }

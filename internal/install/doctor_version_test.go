@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // storeID is an id such as the Chrome Web Store assigns.
@@ -59,9 +58,15 @@ func TestDoctorStoreExtensionVersions(t *testing.T) {
 					got = append(got, ch)
 				}
 			}
-			require.Len(t, got, 1, d.Text())
-			assert.Contains(t, got[0].Detail, c.detail)
-			assert.Equal(t, c.fix, got[0].Fix)
+			if len(got) != 1 {
+				t.Fatalf("%v: got has %d items (%v), want %d", d.Text(), len(got), got, 1)
+			}
+			if !strings.Contains(got[0].Detail, c.detail) {
+				t.Errorf("got %q; want it to contain %q", got[0].Detail, c.detail)
+			}
+			if got[0].Fix != c.fix {
+				t.Errorf("got[0].Fix = %v, want %v", got[0].Fix, c.fix)
+			}
 		})
 	}
 
@@ -73,8 +78,12 @@ func TestDoctorStoreExtensionVersions(t *testing.T) {
 		return []HostStatus{{PID: 7, Version: "0.9.0", Browser: "chrome", Caller: store, Connected: true, ExtensionVersion: "0.9.0"}}, nil
 	}
 	d := Doctor(context.Background(), o, p)
-	assert.Empty(t, notOK(d), d.Text())
-	assert.NotEqual(t, "0.9.0", v)
+	if got := notOK(d); len(got) != 0 {
+		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
+	}
+	if v == "0.9.0" {
+		t.Errorf("the extension's version is %q, want anything but the old host's 0.9.0", v)
+	}
 }
 
 // TestDoctorManifestWrittenBeforeListing: a host manifest from before
@@ -86,14 +95,26 @@ func TestDoctorManifestWrittenBeforeListing(t *testing.T) {
 	o.Browsers = []string{"chrome"}
 	d := Doctor(context.Background(), o, healthy(t))
 	bad := notOK(d)
-	require.Len(t, bad, 1, d.Text())
-	assert.Equal(t, "chrome", bad[0].Name)
-	assert.Contains(t, bad[0].Detail, "allowed_origins does not list "+store)
-	assert.Contains(t, bad[0].Fix, "fillgate install")
+	if len(bad) != 1 {
+		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 1)
+	}
+	if bad[0].Name != "chrome" {
+		t.Errorf("bad[0].Name = %q, want %q", bad[0].Name, "chrome")
+	}
+	if !strings.Contains(bad[0].Detail, "allowed_origins does not list "+store) {
+		t.Errorf("got %q; want it to contain %q", bad[0].Detail, "allowed_origins does not list "+store)
+	}
+	if !strings.Contains(bad[0].Fix, "fillgate install") {
+		t.Errorf("got %q; want it to contain %q", bad[0].Fix, "fillgate install")
+	}
 
 	_, err := Install(context.Background(), o)
-	require.NoError(t, err)
-	assert.Empty(t, notOK(Doctor(context.Background(), o, healthy(t))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := notOK(Doctor(context.Background(), o, healthy(t))); len(got) != 0 {
+		t.Errorf("notOK(Doctor(context.Background(), o, healthy(t))) = %v, want it empty", got)
+	}
 }
 
 func TestDoctorNamesHowFillgateWasInstalled(t *testing.T) {
@@ -114,14 +135,24 @@ func TestDoctorNamesHowFillgateWasInstalled(t *testing.T) {
 			h, o := doctorHome(t)
 			h.writeBin(t, c.bin)
 			if c.dpkg != "" {
-				require.NoError(t, os.MkdirAll(h.real(filepath.Dir(c.dpkg)), 0o755))
-				require.NoError(t, os.WriteFile(h.real(c.dpkg), []byte("/usr/bin/fillgate\n"), 0o644))
+				if err := os.MkdirAll(h.real(filepath.Dir(c.dpkg)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(h.real(c.dpkg), []byte("/usr/bin/fillgate\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			o.Binary = c.bin
 			d := Doctor(context.Background(), o, healthy(t))
-			require.Equal(t, "binary", d.Checks[0].Name)
-			assert.Equal(t, OK, d.Checks[0].Level)
-			assert.Contains(t, d.Checks[0].Detail, c.want)
+			if d.Checks[0].Name != "binary" {
+				t.Fatalf("d.Checks[0].Name = %q, want %q", d.Checks[0].Name, "binary")
+			}
+			if d.Checks[0].Level != OK {
+				t.Errorf("the binary check's level = %v, want %v", d.Checks[0].Level, OK)
+			}
+			if !strings.Contains(d.Checks[0].Detail, c.want) {
+				t.Errorf("got %q; want it to contain %q", d.Checks[0].Detail, c.want)
+			}
 		})
 	}
 }
@@ -134,6 +165,8 @@ func TestNewer(t *testing.T) {
 		{"0.2.0", "0.1.0", true}, {"0.10.0", "0.9.0", true}, {"1.0", "0.9.9", true}, {"0.1.0.1", "0.1.0", true},
 		{"0.1.0", "0.1.0", false}, {"0.1.0", "0.2.0", false}, {"0.1.0", "0.1.0.0", false}, {"x", "0.1.0", false}, {"0.2.0", "", false},
 	} {
-		assert.Equal(t, c.want, newer(c.a, c.b), "%s > %s", c.a, c.b)
+		if got := newer(c.a, c.b); got != c.want {
+			t.Errorf("%s > %s: got %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ and the browser table in docs/browsers.md")
@@ -18,13 +16,21 @@ func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	p := filepath.Join("testdata", name)
 	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, got, 0o644))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return
 	}
 	want, err := os.ReadFile(p)
-	require.NoError(t, err, "missing golden file; run go test ./install -update")
-	require.Equal(t, string(want), string(got), "differs from %s; if the change is meant, run go test ./install -update", p)
+	if err != nil {
+		t.Fatalf("missing golden file; run go test ./install -update: %v", err)
+	}
+	if got, want := string(got), string(want); got != want {
+		t.Fatalf("differs from %s; if the change is meant, run go test ./install -update: got\n%s\nwant\n%s", p, got, want)
+	}
 }
 
 // jsonEscaped is s as it appears inside a JSON string.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -15,8 +16,6 @@ import (
 
 	"github.com/fillgate/fillgate/extension"
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // rootedFS is the real filesystem under a temp root: "/home/u" is
@@ -67,7 +66,9 @@ func newLinuxHome(t *testing.T) *linuxHome {
 		data: "/home/u/.local/share/fillgate",
 		env:  map[string]string{"HOME": "/home/u", "PATH": "/usr/local/bin:/usr/bin:/bin"},
 	}
-	require.NoError(t, os.MkdirAll(h.real(h.home), 0o700))
+	if err := os.MkdirAll(h.real(h.home), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	h.writeBin(t, h.bin)
 	return h
 }
@@ -77,8 +78,12 @@ func (h *linuxHome) real(p string) string { return h.fs.real(p) }
 
 func (h *linuxHome) writeBin(t *testing.T, p string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(h.real(p)), 0o755))
-	require.NoError(t, os.WriteFile(h.real(p), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	if err := os.MkdirAll(filepath.Dir(h.real(p)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.real(p), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (h *linuxHome) opts(browsers ...string) Options {
@@ -89,6 +94,59 @@ func (h *linuxHome) opts(browsers ...string) Options {
 		GOOS:     "linux",
 		FS:       h.fs,
 		DataDir:  h.data,
+	}
+}
+
+// fileExists fails the test unless path is a file (not a folder).
+func fileExists(t *testing.T, path, what string) {
+	t.Helper()
+	info, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		t.Errorf("%s: want the file %s: %v", what, path, err)
+	case info.IsDir():
+		t.Errorf("%s: %s is a folder, want a file", what, path)
+	}
+}
+
+// noFileExists fails the test when path is a file (a folder, or nothing
+// there, passes).
+func noFileExists(t *testing.T, path, what string) {
+	t.Helper()
+	if info, err := os.Lstat(path); err == nil && !info.IsDir() {
+		t.Errorf("%s: the file %s exists, want none", what, path)
+	}
+}
+
+// noDirExists fails the test when path is a folder (a file, or nothing
+// there, passes).
+func noDirExists(t *testing.T, path, what string) {
+	t.Helper()
+	if info, err := os.Lstat(path); err == nil && info.IsDir() {
+		t.Errorf("%s: the folder %s exists, want none", what, path)
+	}
+}
+
+// sameTree fails the test unless the trees got and want (from tree) are
+// equal, and names the paths that differ.
+func sameTree(t *testing.T, got, want map[string]string, what string) {
+	t.Helper()
+	var diff []string
+	for p, w := range want {
+		if g, ok := got[p]; !ok {
+			diff = append(diff, "missing "+p)
+		} else if g != w {
+			diff = append(diff, "changed "+p)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			diff = append(diff, "new "+p)
+		}
+	}
+	if len(diff) > 0 {
+		sort.Strings(diff)
+		t.Errorf("%s: the tree differs from the one wanted: %s", what, strings.Join(diff, "; "))
 	}
 }
 
@@ -117,7 +175,9 @@ func tree(t *testing.T, root string) map[string]string {
 		out[rel] = info.Mode().String() + ":" + string(b)
 		return nil
 	})
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -138,9 +198,13 @@ const (
 func TestInstallEveryLinuxBrowserGolden(t *testing.T) {
 	h := newLinuxHome(t)
 	r, err := Install(context.Background(), h.opts(namesFor("linux")...))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	js, err := r.JSON()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	golden(t, "linux-install.json", js)
 
 	// Every manifest is where the table says, holding its family's manifest,
@@ -171,52 +235,78 @@ func TestInstallEveryLinuxBrowserGolden(t *testing.T) {
 	}
 	sort.Strings(got)
 	sort.Strings(wantPaths)
-	assert.Equal(t, wantPaths, got)
+	if !reflect.DeepEqual(got, wantPaths) {
+		t.Errorf("install wrote %q, want %q", got, wantPaths)
+	}
 	for rel, fam := range want {
 		if fam == "" {
 			continue
 		}
 		p := h.real(filepath.Join(h.home, rel))
 		b, err := os.ReadFile(p)
-		require.NoError(t, err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		golden(t, string(fam)+"-manifest.json", b)
 		fi, err := os.Stat(p)
-		require.NoError(t, err)
-		assert.Equal(t, fs.FileMode(0o644), fi.Mode().Perm(), rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fi.Mode().Perm(), fs.FileMode(0o644); got != want {
+			t.Errorf("%s: mode %v, want %v", rel, got, want)
+		}
 	}
 
 	// Opera shares Google Chrome's folder.
 	for _, m := range r.Manifests {
 		if m.Path == chromePath {
-			assert.Equal(t, []string{"chrome", "opera"}, m.Browsers)
+			if want := []string{"chrome", "opera"}; !reflect.DeepEqual(m.Browsers, want) {
+				t.Errorf("m.Browsers = %v, want %v", m.Browsers, want)
+			}
 		}
 	}
 	// The embedded extension is unpacked whole, in a private folder.
 	ext := tree(t, h.real(filepath.Join(h.data, "extension")))
-	require.NoError(t, fs.WalkDir(extension.Files, ".", func(p string, d fs.DirEntry, err error) error {
+	if err := fs.WalkDir(extension.Files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			assert.Contains(t, ext, p)
+			if _, ok := ext[p]; !ok {
+				t.Errorf("the unpacked extension lacks %s", p)
+			}
 		}
 		return err
-	}))
-	assert.Equal(t, "drwx------", tree(t, h.real(h.data))["./"])
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, h.real(h.data))["./"]; got != "drwx------" {
+		t.Errorf("the data folder's mode is %q, want %q", got, "drwx------")
+	}
 }
 
 func TestInstallIsIdempotent(t *testing.T) {
 	h := newLinuxHome(t)
 	ctx := context.Background()
 	_, err := Install(ctx, h.opts("chrome", "firefox"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := tree(t, h.real("/"))
 
 	r, err := Install(ctx, h.opts("chrome", "firefox"))
-	require.NoError(t, err)
-	require.Len(t, r.Manifests, 2)
-	for p, s := range statuses(r) {
-		assert.Equal(t, Unchanged, s, p)
+	if err != nil {
+		t.Fatal(err)
 	}
-	assert.Equal(t, Unchanged, r.Extension)
-	assert.Equal(t, before, tree(t, h.real("/")))
+	if len(r.Manifests) != 2 {
+		t.Fatalf("r.Manifests has %d items (%v), want %d", len(r.Manifests), r.Manifests, 2)
+	}
+	for p, s := range statuses(r) {
+		if s != Unchanged {
+			t.Errorf("%v: got %v, want %v", p, s, Unchanged)
+		}
+	}
+	if r.Extension != Unchanged {
+		t.Errorf("r.Extension = %v, want %v", r.Extension, Unchanged)
+	}
+	sameTree(t, tree(t, h.real("/")), before, "a second install")
 }
 
 func TestInstallDryRunWritesNothing(t *testing.T) {
@@ -225,19 +315,35 @@ func TestInstallDryRunWritesNothing(t *testing.T) {
 	o := h.opts("chrome", "firefox")
 	o.DryRun = true
 	r, err := Install(context.Background(), o)
-	require.NoError(t, err)
-	assert.Equal(t, before, tree(t, h.real("/")))
-	require.Len(t, r.Manifests, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, tree(t, h.real("/")), before, "a dry run")
+	if len(r.Manifests) != 2 {
+		t.Fatalf("r.Manifests has %d items (%v), want %d", len(r.Manifests), r.Manifests, 2)
+	}
 	for p, s := range statuses(r) {
-		assert.Equal(t, Created, s, p)
+		if s != Created {
+			t.Errorf("%v: got %v, want %v", p, s, Created)
+		}
 	}
 	txt := r.Text()
-	assert.Contains(t, txt, "would create   ~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json (chrome)")
-	assert.Contains(t, txt, "dry run: nothing written")
+	if !strings.Contains(txt, "would create   ~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json (chrome)") {
+		t.Errorf("got %q; want it to contain %q", txt, "would create   ~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json (chrome)")
+	}
+	if !strings.Contains(txt, "dry run: nothing written") {
+		t.Errorf("got %q; want it to contain %q", txt, "dry run: nothing written")
+	}
 	js, err := r.JSON()
-	require.NoError(t, err)
-	assert.Contains(t, string(js), `"extension_dir": "/home/u/.local/share/fillgate/extension"`)
-	assert.Contains(t, string(js), `"dry_run": true`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(js); !strings.Contains(got, `"extension_dir": "/home/u/.local/share/fillgate/extension"`) {
+		t.Errorf("got %q; want it to contain %q", got, `"extension_dir": "/home/u/.local/share/fillgate/extension"`)
+	}
+	if got := string(js); !strings.Contains(got, `"dry_run": true`) {
+		t.Errorf("got %q; want it to contain %q", got, `"dry_run": true`)
+	}
 }
 
 // foreignManifest puts another tool's manifest at fillgate's file name.
@@ -245,15 +351,21 @@ func foreignManifest(t *testing.T, h *linuxHome, path string) []byte {
 	t.Helper()
 	b := []byte(`{"name": "dev.fillgate.host", "description": "hand-made", "path": "/opt/other/host", "type": "stdio",
   "allowed_origins": ["chrome-extension://` + strings.Repeat("c", 32) + `/"]}` + "\n")
-	require.NoError(t, os.MkdirAll(filepath.Dir(h.real(path)), 0o755))
-	require.NoError(t, os.WriteFile(h.real(path), b, 0o644))
+	if err := os.MkdirAll(filepath.Dir(h.real(path)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.real(path), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return b
 }
 
 func (h *linuxHome) read(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(h.real(p))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return string(b)
 }
 
@@ -262,51 +374,87 @@ func TestInstallNeverOverwritesForeignWithoutForce(t *testing.T) {
 	theirs := foreignManifest(t, h, chromePath)
 
 	r, err := Install(context.Background(), h.opts("chrome", "chromium"))
-	require.ErrorIs(t, err, ErrConflict)
-	require.NotNil(t, r)
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("error %v; want %v", err, ErrConflict)
+	}
+	if r == nil {
+		t.Fatalf("Install with a conflict returned no report, want one")
+	}
 	st := statuses(r)
-	assert.Equal(t, Conflict, st[chromePath])
-	assert.Equal(t, Created, st[chromiumPath], "the other browsers are still installed")
-	assert.Equal(t, string(theirs), h.read(t, chromePath), "left alone")
-	assert.Contains(t, r.Text(), `it runs "/opt/other/host"; --force replaces it`)
+	if st[chromePath] != Conflict {
+		t.Errorf("st[chromePath] = %v, want %v", st[chromePath], Conflict)
+	}
+	if st[chromiumPath] != Created {
+		t.Errorf("the other browsers are still installed: got %v, want %v", st[chromiumPath], Created)
+	}
+	if got, want := h.read(t, chromePath), string(theirs); got != want {
+		t.Errorf("left alone: got %q, want %q", got, want)
+	}
+	if got := r.Text(); !strings.Contains(got, `it runs "/opt/other/host"; --force replaces it`) {
+		t.Errorf("got %q; want it to contain %q", got, `it runs "/opt/other/host"; --force replaces it`)
+	}
 
 	o := h.opts("chrome", "chromium")
 	o.Force = true
 	r, err = Install(context.Background(), o)
-	require.NoError(t, err)
-	assert.Equal(t, Replaced, statuses(r)[chromePath])
-	assert.Equal(t, h.read(t, chromiumPath), h.read(t, chromePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(r)[chromePath]; got != Replaced {
+		t.Errorf("statuses(r)[chromePath] = %v, want %v", got, Replaced)
+	}
+	if got, want := h.read(t, chromePath), h.read(t, chromiumPath); got != want {
+		t.Errorf("chrome's manifest = %v, want %v", got, want)
+	}
 }
 
 func TestInstallUpdatesItsOwnManifestAfterTheBinaryMoved(t *testing.T) {
 	h := newLinuxHome(t)
 	ctx := context.Background()
 	_, err := Install(ctx, h.opts("chrome"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	h.bin = "/usr/local/bin/fillgate"
 	h.writeBin(t, h.bin)
 	r, err := Install(ctx, h.opts("chrome"))
-	require.NoError(t, err, "the record shows the old manifest is fillgate's")
-	assert.Equal(t, Updated, statuses(r)[chromePath])
-	assert.Contains(t, h.read(t, chromePath), `"path": "/usr/local/bin/fillgate"`)
+	if err != nil {
+		t.Fatalf("the record shows the old manifest is fillgate's: %v", err)
+	}
+	if got := statuses(r)[chromePath]; got != Updated {
+		t.Errorf("statuses(r)[chromePath] = %v, want %v", got, Updated)
+	}
+	if got := h.read(t, chromePath); !strings.Contains(got, `"path": "/usr/local/bin/fillgate"`) {
+		t.Errorf("got %q; want it to contain %q", got, `"path": "/usr/local/bin/fillgate"`)
+	}
 }
 
 func TestInstallTreatsAnEditedManifestAsNotOurs(t *testing.T) {
 	h := newLinuxHome(t)
 	ctx := context.Background()
 	_, err := Install(ctx, h.opts("chrome"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	edited := strings.Replace(h.read(t, chromePath), `"allowed_origins": [`, `"allowed_origins": [
     "chrome-extension://`+strings.Repeat("d", 32)+`/",`, 1)
-	require.NoError(t, os.WriteFile(h.real(chromePath), []byte(edited), 0o644))
+	if err := os.WriteFile(h.real(chromePath), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	h.bin = "/usr/local/bin/fillgate"
 	h.writeBin(t, h.bin)
 	r, err := Install(ctx, h.opts("chrome"))
-	require.ErrorIs(t, err, ErrConflict)
-	assert.Equal(t, Conflict, statuses(r)[chromePath])
-	assert.Equal(t, edited, h.read(t, chromePath))
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("error %v; want %v", err, ErrConflict)
+	}
+	if got := statuses(r)[chromePath]; got != Conflict {
+		t.Errorf("statuses(r)[chromePath] = %v, want %v", got, Conflict)
+	}
+	if got := h.read(t, chromePath); got != edited {
+		t.Errorf("chrome's manifest = %v, want %v", got, edited)
+	}
 }
 
 func TestInstallRefusesABinaryThatCannotRun(t *testing.T) {
@@ -314,34 +462,52 @@ func TestInstallRefusesABinaryThatCannotRun(t *testing.T) {
 	o := h.opts("chrome")
 	o.Binary = "/opt/fillgate/bin/missing"
 	_, err := Install(context.Background(), o)
-	assert.ErrorContains(t, err, "the fillgate binary /opt/fillgate/bin/missing")
+	if err == nil || !strings.Contains(err.Error(), "the fillgate binary /opt/fillgate/bin/missing") {
+		t.Errorf("Install(context.Background(), o): error %v; want one containing %q", err, "the fillgate binary /opt/fillgate/bin/missing")
+	}
 
-	require.NoError(t, os.Chmod(h.real(h.bin), 0o644))
+	if err := os.Chmod(h.real(h.bin), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err = Install(context.Background(), h.opts("chrome"))
-	assert.ErrorContains(t, err, "is not executable: run chmod +x /opt/fillgate/bin/fillgate")
-	assert.NoDirExists(t, h.real("/home/u/.config"), "nothing written")
+	if err == nil || !strings.Contains(err.Error(), "is not executable: run chmod +x /opt/fillgate/bin/fillgate") {
+		t.Errorf("Install(context.Background(), h.opts(\"chrome\")): error %v; want one containing %q", err, "is not executable: run chmod +x /opt/fillgate/bin/fillgate")
+	}
+	noDirExists(t, h.real("/home/u/.config"), "nothing written")
 }
 
 func TestInstallResolvesASymlinkedBinary(t *testing.T) {
 	h := newLinuxHome(t)
-	require.NoError(t, os.MkdirAll(h.real("/usr/local/bin"), 0o755))
-	require.NoError(t, os.Symlink(h.real(h.bin), h.real("/usr/local/bin/fillgate")))
+	if err := os.MkdirAll(h.real("/usr/local/bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(h.real(h.bin), h.real("/usr/local/bin/fillgate")); err != nil {
+		t.Fatal(err)
+	}
 	o := h.opts("chromium")
 	o.Binary = "/usr/local/bin/fillgate"
 	r, err := Install(context.Background(), o)
-	require.NoError(t, err)
-	assert.Equal(t, h.bin, r.Binary)
-	assert.Contains(t, h.read(t, chromiumPath), `"path": "/opt/fillgate/bin/fillgate"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Binary != h.bin {
+		t.Errorf("r.Binary = %v, want %v", r.Binary, h.bin)
+	}
+	if got := h.read(t, chromiumPath); !strings.Contains(got, `"path": "/opt/fillgate/bin/fillgate"`) {
+		t.Errorf("got %q; want it to contain %q", got, `"path": "/opt/fillgate/bin/fillgate"`)
+	}
 }
 
 func TestInstallHonoursXDGConfigHome(t *testing.T) {
 	h := newLinuxHome(t)
 	h.env["XDG_CONFIG_HOME"] = "/home/u/cfg"
 	_, err := Install(context.Background(), h.opts("chromium", "firefox"))
-	require.NoError(t, err)
-	assert.FileExists(t, h.real("/home/u/cfg/chromium/NativeMessagingHosts/dev.fillgate.host.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileExists(t, h.real("/home/u/cfg/chromium/NativeMessagingHosts/dev.fillgate.host.json"), "Chromium's manifest under XDG_CONFIG_HOME")
 	// Firefox keeps its manifests in ~/.mozilla whatever XDG_CONFIG_HOME says.
-	assert.FileExists(t, h.real(firefoxPath))
+	fileExists(t, h.real(firefoxPath), "Firefox's manifest in ~/.mozilla")
 }
 
 func TestInstallUserDataDir(t *testing.T) {
@@ -349,44 +515,78 @@ func TestInstallUserDataDir(t *testing.T) {
 	o := h.opts()
 	o.UserDataDir = "/tmp/profile"
 	r, err := Install(context.Background(), o)
-	require.NoError(t, err)
-	require.Len(t, r.Manifests, 1)
-	assert.Equal(t, "/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json", r.Manifests[0].Path)
-	assert.Equal(t, ScopeProfile, r.Scope)
-	assert.NoDirExists(t, h.real("/home/u/.config"), "nothing outside the profile")
-	require.Len(t, r.Steps, 1)
-	assert.Equal(t, []string{"chromium"}, r.Steps[0].Browsers)
-	assert.Contains(t, h.read(t, "/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json"), manifest.ExtensionOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Manifests) != 1 {
+		t.Fatalf("r.Manifests has %d items (%v), want %d", len(r.Manifests), r.Manifests, 1)
+	}
+	if r.Manifests[0].Path != "/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json" {
+		t.Errorf("r.Manifests[0].Path = %q, want %q", r.Manifests[0].Path, "/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json")
+	}
+	if r.Scope != ScopeProfile {
+		t.Errorf("r.Scope = %v, want %v", r.Scope, ScopeProfile)
+	}
+	noDirExists(t, h.real("/home/u/.config"), "nothing outside the profile")
+	if len(r.Steps) != 1 {
+		t.Fatalf("r.Steps has %d items (%v), want %d", len(r.Steps), r.Steps, 1)
+	}
+	if want := []string{"chromium"}; !reflect.DeepEqual(r.Steps[0].Browsers, want) {
+		t.Errorf("r.Steps[0].Browsers = %v, want %v", r.Steps[0].Browsers, want)
+	}
+	if got := h.read(t, "/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json"); !strings.Contains(got, manifest.ExtensionOrigin) {
+		t.Errorf("got %q; want it to contain %q", got, manifest.ExtensionOrigin)
+	}
 
 	o.Browsers = []string{"firefox"}
 	_, err = Install(context.Background(), o)
-	assert.ErrorContains(t, err, "--user-data-dir is for Chromium-family browsers")
+	if err == nil || !strings.Contains(err.Error(), "--user-data-dir is for Chromium-family browsers") {
+		t.Errorf("Install(context.Background(), o): error %v; want one containing %q", err, "--user-data-dir is for Chromium-family browsers")
+	}
 
 	o.Browsers = []string{"brave"}
 	r, err = Install(context.Background(), o)
-	require.NoError(t, err)
-	assert.Contains(t, strings.Join(r.Notes, "\n"), "Brave reads host manifests from its default folder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Notes, "\n"); !strings.Contains(got, "Brave reads host manifests from its default folder") {
+		t.Errorf("got %q; want it to contain %q", got, "Brave reads host manifests from its default folder")
+	}
 }
 
 func TestInstallNamesUnknownBrowsers(t *testing.T) {
 	h := newLinuxHome(t)
 	_, err := Install(context.Background(), h.opts("netscape"))
-	assert.ErrorContains(t, err, `unknown browser "netscape"; fillgate knows: chrome, chrome-beta`)
+	if err == nil || !strings.Contains(err.Error(), `unknown browser "netscape"; fillgate knows: chrome, chrome-beta`) {
+		t.Errorf("Install(context.Background(), h.opts(\"netscape\")): error %v; want one containing %q", err, `unknown browser "netscape"; fillgate knows: chrome, chrome-beta`)
+	}
 	_, err = Install(context.Background(), h.opts("arc"))
-	assert.ErrorContains(t, err, "Arc is not available on linux")
+	if err == nil || !strings.Contains(err.Error(), "Arc is not available on linux") {
+		t.Errorf("Install(context.Background(), h.opts(\"arc\")): error %v; want one containing %q", err, "Arc is not available on linux")
+	}
 	r, err := Install(context.Background(), h.opts("Google-Chrome"))
-	require.NoError(t, err, "aliases and any case")
-	assert.Equal(t, []string{"chrome"}, r.Manifests[0].Browsers)
+	if err != nil {
+		t.Fatalf("aliases and any case: %v", err)
+	}
+	if want := []string{"chrome"}; !reflect.DeepEqual(r.Manifests[0].Browsers, want) {
+		t.Errorf("r.Manifests[0].Browsers = %v, want %v", r.Manifests[0].Browsers, want)
+	}
 }
 
 func TestInstallWithNothingFound(t *testing.T) {
 	h := newLinuxHome(t)
 	before := tree(t, h.real("/"))
 	r, err := Install(context.Background(), h.opts())
-	require.ErrorIs(t, err, ErrNoBrowser)
-	assert.Len(t, r.Skipped, len(namesFor("linux")))
-	assert.Contains(t, r.Skipped[0].Reason, "not found (looked for ~/.config/google-chrome/Local State, /opt/google/chrome/chrome, google-chrome or google-chrome-stable on $PATH)")
-	assert.Equal(t, before, tree(t, h.real("/")), "nothing written")
+	if !errors.Is(err, ErrNoBrowser) {
+		t.Fatalf("error %v; want %v", err, ErrNoBrowser)
+	}
+	if len(r.Skipped) != len(namesFor("linux")) {
+		t.Errorf("r.Skipped has %d items (%v), want %d", len(r.Skipped), r.Skipped, len(namesFor("linux")))
+	}
+	if !strings.Contains(r.Skipped[0].Reason, "not found (looked for ~/.config/google-chrome/Local State, /opt/google/chrome/chrome, google-chrome or google-chrome-stable on $PATH)") {
+		t.Errorf("got %q; want it to contain %q", r.Skipped[0].Reason, "not found (looked for ~/.config/google-chrome/Local State, /opt/google/chrome/chrome, google-chrome or google-chrome-stable on $PATH)")
+	}
+	sameTree(t, tree(t, h.real("/")), before, "nothing written")
 }
 
 func TestUninstallRemovesExactlyWhatInstallWrote(t *testing.T) {
@@ -395,110 +595,184 @@ func TestUninstallRemovesExactlyWhatInstallWrote(t *testing.T) {
 	// What the user had before: a Chromium profile folder holding another
 	// host's manifest beside where fillgate's goes.
 	other := "/home/u/.config/chromium/NativeMessagingHosts/com.other.host.json"
-	require.NoError(t, os.MkdirAll(filepath.Dir(h.real(other)), 0o700))
-	require.NoError(t, os.WriteFile(h.real(other), []byte(`{"name":"com.other.host"}`), 0o644))
+	if err := os.MkdirAll(filepath.Dir(h.real(other)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.real(other), []byte(`{"name":"com.other.host"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	before := tree(t, h.real("/"))
 
 	_, err := Install(ctx, h.opts(namesFor("linux")...))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// A file the user put into the extension folder is not fillgate's.
 	mine := filepath.Join(h.data, "extension", "my-notes.txt")
-	require.NoError(t, os.WriteFile(h.real(mine), []byte("mine"), 0o644))
+	if err := os.WriteFile(h.real(mine), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	r, err := Uninstall(ctx, h.opts())
-	require.NoError(t, err)
-	assert.Equal(t, Removed, r.Extension)
-	assert.Len(t, r.Manifests, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Extension != Removed {
+		t.Errorf("r.Extension = %v, want %v", r.Extension, Removed)
+	}
+	if len(r.Manifests) != 12 {
+		t.Errorf("r.Manifests has %d items (%v), want %d", len(r.Manifests), r.Manifests, 12)
+	}
 	for _, m := range r.Manifests {
-		assert.Equal(t, Removed, m.Status, m.Path)
+		if m.Status != Removed {
+			t.Errorf("%v: got %v, want %v", m.Path, m.Status, Removed)
+		}
 	}
 
 	after := tree(t, h.real("/"))
-	assert.Equal(t, "-rw-r--r--:mine", after["home/u/.local/share/fillgate/extension/my-notes.txt"])
+	if got := after["home/u/.local/share/fillgate/extension/my-notes.txt"]; got != "-rw-r--r--:mine" {
+		t.Errorf("the user's file after uninstall: got %q, want %q", got, "-rw-r--r--:mine")
+	}
 	// What remains beyond what was there: the user's file and the data
 	// folders holding it.
 	for _, p := range []string{"home/u/.local/share/fillgate/extension/my-notes.txt", "home/u/.local/",
 		"home/u/.local/share/", "home/u/.local/share/fillgate/", "home/u/.local/share/fillgate/extension/"} {
-		assert.Contains(t, after, p)
+		if _, ok := after[p]; !ok {
+			t.Errorf("uninstall removed %s, want it kept", p)
+		}
 		delete(after, p)
 	}
-	assert.Equal(t, before, after)
+	sameTree(t, after, before, "the tree after uninstall")
 }
 
 func TestUninstallLeavesForeignManifests(t *testing.T) {
 	h := newLinuxHome(t)
 	ctx := context.Background()
 	_, err := Install(ctx, h.opts("chromium"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	theirs := foreignManifest(t, h, chromePath)
 
 	r, err := Uninstall(ctx, h.opts())
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st := statuses(r)
-	assert.Equal(t, Kept, st[chromePath])
-	assert.Equal(t, Removed, st[chromiumPath])
-	assert.Equal(t, string(theirs), h.read(t, chromePath))
-	assert.Contains(t, r.Text(), "kept           ~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json")
+	if st[chromePath] != Kept {
+		t.Errorf("st[chromePath] = %v, want %v", st[chromePath], Kept)
+	}
+	if st[chromiumPath] != Removed {
+		t.Errorf("st[chromiumPath] = %v, want %v", st[chromiumPath], Removed)
+	}
+	if got, want := h.read(t, chromePath), string(theirs); got != want {
+		t.Errorf("chrome's manifest = %q, want %q", got, want)
+	}
+	if got := r.Text(); !strings.Contains(got, "kept           ~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json") {
+		t.Errorf("got %q; want it to contain %q", got, "kept           ~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json")
+	}
 }
 
 func TestUninstallKeepsAManifestAnotherBrowserStillUses(t *testing.T) {
 	h := newLinuxHome(t)
 	ctx := context.Background()
 	_, err := Install(ctx, h.opts("chrome", "opera", "firefox"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	r, err := Uninstall(ctx, h.opts("opera"))
-	require.NoError(t, err)
-	require.Len(t, r.Manifests, 1)
-	assert.Equal(t, Kept, r.Manifests[0].Status)
-	assert.Equal(t, "still used by chrome", r.Manifests[0].Detail)
-	assert.FileExists(t, h.real(chromePath))
-	assert.Equal(t, Kept, r.Extension)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Manifests) != 1 {
+		t.Fatalf("r.Manifests has %d items (%v), want %d", len(r.Manifests), r.Manifests, 1)
+	}
+	if r.Manifests[0].Status != Kept {
+		t.Errorf("r.Manifests[0].Status = %v, want %v", r.Manifests[0].Status, Kept)
+	}
+	if r.Manifests[0].Detail != "still used by chrome" {
+		t.Errorf("r.Manifests[0].Detail = %q, want %q", r.Manifests[0].Detail, "still used by chrome")
+	}
+	fileExists(t, h.real(chromePath), "the manifest chrome still uses")
+	if r.Extension != Kept {
+		t.Errorf("r.Extension = %v, want %v", r.Extension, Kept)
+	}
 
 	r, err = Uninstall(ctx, h.opts("chrome"))
-	require.NoError(t, err)
-	assert.Equal(t, Removed, statuses(r)[chromePath])
-	assert.NoFileExists(t, h.real(chromePath))
-	assert.NoDirExists(t, h.real("/home/u/.config/google-chrome"), "install created it")
-	assert.FileExists(t, h.real(filepath.Join(h.data, "extension", "manifest.json")), "Firefox still has its manifest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(r)[chromePath]; got != Removed {
+		t.Errorf("statuses(r)[chromePath] = %v, want %v", got, Removed)
+	}
+	noFileExists(t, h.real(chromePath), "chrome's manifest once chrome is uninstalled")
+	noDirExists(t, h.real("/home/u/.config/google-chrome"), "install created it")
+	fileExists(t, h.real(filepath.Join(h.data, "extension", "manifest.json")), "Firefox still has its manifest")
 
 	r, err = Uninstall(ctx, h.opts("firefox"))
-	require.NoError(t, err)
-	assert.Equal(t, Removed, r.Extension)
-	assert.NoDirExists(t, h.real(filepath.Join(h.data, "extension")))
-	assert.NoFileExists(t, h.real(filepath.Join(h.data, "install.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Extension != Removed {
+		t.Errorf("r.Extension = %v, want %v", r.Extension, Removed)
+	}
+	noDirExists(t, h.real(filepath.Join(h.data, "extension")), "the extension once no browser uses it")
+	noFileExists(t, h.real(filepath.Join(h.data, "install.json")), "the record once nothing is installed")
 }
 
 func TestUninstallDryRunRemovesNothing(t *testing.T) {
 	h := newLinuxHome(t)
 	ctx := context.Background()
 	_, err := Install(ctx, h.opts("chrome", "firefox"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := tree(t, h.real("/"))
 	o := h.opts()
 	o.DryRun = true
 	r, err := Uninstall(ctx, o)
-	require.NoError(t, err)
-	assert.Equal(t, before, tree(t, h.real("/")))
-	assert.Equal(t, Removed, r.Extension)
-	assert.Contains(t, r.Text(), "would remove   ~/.mozilla/native-messaging-hosts/dev.fillgate.host.json (firefox)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, tree(t, h.real("/")), before, "a dry run")
+	if r.Extension != Removed {
+		t.Errorf("r.Extension = %v, want %v", r.Extension, Removed)
+	}
+	if got := r.Text(); !strings.Contains(got, "would remove   ~/.mozilla/native-messaging-hosts/dev.fillgate.host.json (firefox)") {
+		t.Errorf("got %q; want it to contain %q", got, "would remove   ~/.mozilla/native-messaging-hosts/dev.fillgate.host.json (firefox)")
+	}
 }
 
 func TestUninstallWithoutRecordRemovesOnlyIdenticalFiles(t *testing.T) {
 	h := newLinuxHome(t)
 	ctx := context.Background()
 	_, err := Install(ctx, h.opts("chromium", "chrome"))
-	require.NoError(t, err)
-	require.NoError(t, os.Remove(h.real(filepath.Join(h.data, "install.json"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(h.real(filepath.Join(h.data, "install.json"))); err != nil {
+		t.Fatal(err)
+	}
 	theirs := foreignManifest(t, h, chromePath)
 
 	r, err := Uninstall(ctx, h.opts())
-	require.NoError(t, err)
-	assert.Equal(t, Removed, statuses(r)[chromiumPath])
-	assert.Equal(t, Kept, statuses(r)[chromePath])
-	assert.Equal(t, string(theirs), h.read(t, chromePath))
-	assert.Equal(t, Removed, r.Extension)
-	assert.NoFileExists(t, h.real(filepath.Join(h.data, "extension", "manifest.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(r)[chromiumPath]; got != Removed {
+		t.Errorf("statuses(r)[chromiumPath] = %v, want %v", got, Removed)
+	}
+	if got := statuses(r)[chromePath]; got != Kept {
+		t.Errorf("statuses(r)[chromePath] = %v, want %v", got, Kept)
+	}
+	if got, want := h.read(t, chromePath), string(theirs); got != want {
+		t.Errorf("chrome's manifest = %q, want %q", got, want)
+	}
+	if r.Extension != Removed {
+		t.Errorf("r.Extension = %v, want %v", r.Extension, Removed)
+	}
+	noFileExists(t, h.real(filepath.Join(h.data, "extension", "manifest.json")), "the unpacked extension")
 }
 
 func TestReinstallReplacesTheExtensionCleanly(t *testing.T) {
@@ -511,25 +785,32 @@ func TestReinstallReplacesTheExtensionCleanly(t *testing.T) {
 		"old/gone.js":   {Data: []byte("old")},
 	}
 	_, err := Install(ctx, o)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ext := h.real(filepath.Join(h.data, "extension"))
-	assert.FileExists(t, filepath.Join(ext, "old/gone.js"))
-	require.NoError(t, os.WriteFile(filepath.Join(ext, "user.txt"), []byte("u"), 0o644))
+	fileExists(t, filepath.Join(ext, "old/gone.js"), "the first install's file")
+	if err := os.WriteFile(filepath.Join(ext, "user.txt"), []byte("u"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	o.Extension = fstest.MapFS{
 		"manifest.json": {Data: []byte(`{"version": "2"}`)},
 		"sw.js":         {Data: []byte("v2")},
 	}
 	r, err := Install(ctx, o)
-	require.NoError(t, err)
-	assert.Equal(t, Updated, r.Extension)
-	got := tree(t, ext)
-	assert.Equal(t, map[string]string{
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Extension != Updated {
+		t.Errorf("r.Extension = %v, want %v", r.Extension, Updated)
+	}
+	sameTree(t, tree(t, ext), map[string]string{
 		"./":            "drwx------",
 		"manifest.json": "-rw-r--r--:" + `{"version": "2"}`,
 		"sw.js":         "-rw-r--r--:v2",
 		"user.txt":      "-rw-r--r--:u",
-	}, got)
+	}, "the extension folder")
 }
 
 func TestInstallStopsWhenTheContextEnds(t *testing.T) {
@@ -537,13 +818,17 @@ func TestInstallStopsWhenTheContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := Install(ctx, h.opts("chrome"))
-	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Install with an ended context: error %v, want context.Canceled", err)
+	}
 }
 
 func TestReportText(t *testing.T) {
 	h := newLinuxHome(t)
 	r, err := Install(context.Background(), h.opts("chrome", "firefox"))
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	txt := r.Text()
 	for _, want := range []string{
 		"fillgate install, user scope, binary /opt/fillgate/bin/fillgate",
@@ -555,7 +840,9 @@ func TestReportText(t *testing.T) {
 		"a permanent install needs a signed XPI, which fillgate does not ship yet",
 		"Then run `fillgate doctor`",
 	} {
-		assert.Contains(t, txt, want)
+		if !strings.Contains(txt, want) {
+			t.Errorf("got %q; want it to contain %q", txt, want)
+		}
 	}
 }
 
@@ -563,11 +850,17 @@ func BenchmarkInstallEveryLinuxBrowserAgain(b *testing.B) {
 	root := b.TempDir()
 	h := &linuxHome{fs: rootedFS{root}, home: "/home/u", bin: "/opt/fillgate/bin/fillgate", data: "/home/u/.local/share/fillgate",
 		env: map[string]string{"HOME": "/home/u", "PATH": "/usr/bin"}}
-	require.NoError(b, os.MkdirAll(h.real(filepath.Dir(h.bin)), 0o755))
-	require.NoError(b, os.WriteFile(h.real(h.bin), []byte("#!/bin/sh\n"), 0o755))
+	if err := os.MkdirAll(h.real(filepath.Dir(h.bin)), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(h.real(h.bin), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
 	o := h.opts(namesFor("linux")...)
 	_, err := Install(context.Background(), o)
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
 		if _, err := Install(context.Background(), o); err != nil {
 			b.Fatal(err)
@@ -579,10 +872,16 @@ func BenchmarkDoctor(b *testing.B) {
 	root := b.TempDir()
 	h := &linuxHome{fs: rootedFS{root}, home: "/home/u", bin: "/opt/fillgate/bin/fillgate", data: "/home/u/.local/share/fillgate",
 		env: map[string]string{"HOME": "/home/u", "PATH": "/usr/bin"}}
-	require.NoError(b, os.MkdirAll(h.real(filepath.Dir(h.bin)), 0o755))
-	require.NoError(b, os.WriteFile(h.real(h.bin), []byte("#!/bin/sh\n"), 0o755))
+	if err := os.MkdirAll(h.real(filepath.Dir(h.bin)), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(h.real(h.bin), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
 	_, err := Install(context.Background(), h.opts("chrome", "firefox"))
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatal(err)
+	}
 	o := h.opts()
 	o.RuntimeDir = runDir
 	for b.Loop() {

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestREADMETableMatchesTheCode keeps the browser table in docs/browsers.md
@@ -17,17 +15,25 @@ func TestREADMETableMatchesTheCode(t *testing.T) {
 	const path = "../../docs/browsers.md"
 	const begin, end = "<!-- browser-table:begin -->\n", "<!-- browser-table:end -->"
 	data, err := os.ReadFile(path)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := string(data)
 	i, j := strings.Index(s, begin), strings.Index(s, end)
-	require.True(t, i >= 0 && j > i, path+" lacks the browser-table markers")
+	if i < 0 || j <= i {
+		t.Fatalf("%s lacks the browser-table markers", path)
+	}
 	got := MarkdownTable()
 	if *update {
 		s = s[:i+len(begin)] + got + s[j:]
-		require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return
 	}
-	require.Equal(t, got, s[i+len(begin):j], "the browser table in "+path+" differs from the code; run go test ./internal/install -update")
+	if doc := s[i+len(begin) : j]; doc != got {
+		t.Fatalf("the browser table in %s differs from the code; run go test ./internal/install -update: it has\n%s\nthe code makes\n%s", path, doc, got)
+	}
 }
 
 func TestTableIsSound(t *testing.T) {
@@ -37,85 +43,149 @@ func TestTableIsSound(t *testing.T) {
 	seen := map[string]bool{}
 	for _, b := range Table() {
 		t.Run(b.Name, func(t *testing.T) {
-			assert.False(t, seen[b.Name], "unique name")
+			if seen[b.Name] {
+				t.Errorf("the name %s is not unique", b.Name)
+			}
 			seen[b.Name] = true
-			assert.NotEmpty(t, b.Title)
-			assert.Contains(t, []manifest.Family{manifest.Chromium, manifest.Firefox}, b.Family)
+			if len(b.Title) == 0 {
+				t.Errorf("no title, want one")
+			}
+			if b.Family != manifest.Chromium && b.Family != manifest.Firefox {
+				t.Errorf("family %q, want %q or %q", b.Family, manifest.Chromium, manifest.Firefox)
+			}
 			wantOS := []string{"linux", "darwin", "windows"}
 			if b.Name == "arc" {
 				wantOS = []string{"darwin"}
 			}
-			assert.Len(t, b.OS, len(wantOS))
+			if len(b.OS) != len(wantOS) {
+				t.Errorf("it is on %d OSes (%v), want %d (%v)", len(b.OS), b.OS, len(wantOS), wantOS)
+			}
 			for _, os := range wantOS {
 				pl, ok := b.OS[os]
-				require.True(t, ok, os)
+				if !ok {
+					t.Fatalf("%s: not in the table, want it there", os)
+				}
 				s.os, s.p = os, osPath(os)
-				assert.NotEmpty(t, append(append(pl.Profile, pl.Programs...), pl.Commands...), "%s: a way to find it", os)
+				if len(append(append(pl.Profile, pl.Programs...), pl.Commands...)) == 0 {
+					t.Errorf("%s: no profile, program or command to find it by, want a way to find it", os)
+				}
 				for _, tm := range append(append(append(append([]string{}, pl.User...), pl.System...), pl.Profile...), pl.Programs...) {
 					p, err := s.expand(tm)
-					require.NoError(t, err, tm)
-					assert.True(t, s.p.isAbs(p), "%s expands to an absolute path, not %s", tm, p)
+					if err != nil {
+						t.Fatalf("%v: %v", tm, err)
+					}
+					if !s.p.isAbs(p) {
+						t.Errorf("%s expands to an absolute path, not %s", tm, p)
+					}
 				}
 				if os == "windows" {
-					assert.NotEmpty(t, pl.Keys)
+					if len(pl.Keys) == 0 {
+						t.Errorf("windows: no registry keys, want some")
+					}
 					for _, k := range pl.Keys {
-						assert.True(t, strings.HasPrefix(k, `Software\`) && strings.HasSuffix(k, `\NativeMessagingHosts`), k)
+						if !strings.HasPrefix(k, `Software\`) || !strings.HasSuffix(k, `\NativeMessagingHosts`) {
+							t.Errorf("registry key %s, want Software\\…\\NativeMessagingHosts", k)
+						}
 						if b.Family == manifest.Firefox {
-							assert.Equal(t, mozillaKey, k, "Firefox and its forks read Mozilla's key")
+							if k != mozillaKey {
+								t.Errorf("Firefox and its forks read Mozilla's key: got %v, want %v", k, mozillaKey)
+							}
 						}
 					}
 					continue
 				}
-				require.NotEmpty(t, pl.User)
+				if len(pl.User) == 0 {
+					t.Fatalf("%s: no user folders, want some", os)
+				}
 				slug := "NativeMessagingHosts"
 				if os == "linux" && b.Family == manifest.Firefox {
 					slug = "native-messaging-hosts"
 				}
 				for _, u := range pl.User {
-					assert.True(t, strings.HasSuffix(u, "/"+slug), u)
+					if !strings.HasSuffix(u, "/"+slug) {
+						t.Errorf("user folder %s, want it to end in /%s", u, slug)
+					}
 				}
 				for _, sd := range append(append([]string{}, pl.System...), pl.SystemIfParent...) {
-					assert.True(t, strings.HasPrefix(sd, "/"), sd)
+					if !strings.HasPrefix(sd, "/") {
+						t.Errorf("system folder %s, want an absolute path", sd)
+					}
 					if os == "linux" {
-						assert.True(t, strings.HasSuffix(sd, "/native-messaging-hosts"), sd)
+						if !strings.HasSuffix(sd, "/native-messaging-hosts") {
+							t.Errorf("system folder %s, want it to end in /native-messaging-hosts", sd)
+						}
 					} else {
-						assert.True(t, strings.HasSuffix(sd, "/NativeMessagingHosts"), sd)
+						if !strings.HasSuffix(sd, "/NativeMessagingHosts") {
+							t.Errorf("system folder %s, want it to end in /NativeMessagingHosts", sd)
+						}
 					}
 				}
 			}
 		})
 	}
-	assert.Equal(t, "chrome-dev", Lookup("chrome-unstable").Name)
-	assert.Equal(t, "firefox", Lookup("firefox-esr").Name)
-	assert.Nil(t, Lookup("safari"))
+	if got := Lookup("chrome-unstable").Name; got != "chrome-dev" {
+		t.Errorf("Lookup(\"chrome-unstable\").Name = %q, want %q", got, "chrome-dev")
+	}
+	if got := Lookup("firefox-esr").Name; got != "firefox" {
+		t.Errorf("Lookup(\"firefox-esr\").Name = %q, want %q", got, "firefox")
+	}
+	if b := Lookup("safari"); b != nil {
+		t.Errorf("Lookup(\"safari\") = %+v, want nil", b)
+	}
 	b := Lookup("chrome")
 	b.Title = "changed"
-	assert.Equal(t, "Google Chrome", Lookup("chrome").Title, "Lookup returns a copy")
+	if got := Lookup("chrome").Title; got != "Google Chrome" {
+		t.Errorf("Lookup returns a copy: got %q, want %q", got, "Google Chrome")
+	}
 }
 
 func TestExpand(t *testing.T) {
 	s := &sys{Options: Options{Env: envOf(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg"})}, os: "linux", p: "linux"}
 	p, err := s.expand("$XDG_CONFIG_HOME/chromium/NativeMessagingHosts")
-	require.NoError(t, err)
-	assert.Equal(t, "/cfg/chromium/NativeMessagingHosts", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != "/cfg/chromium/NativeMessagingHosts" {
+		t.Errorf("p = %q, want %q", p, "/cfg/chromium/NativeMessagingHosts")
+	}
 	s.Env = envOf(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "relative"})
 	p, err = s.expand("$XDG_CONFIG_HOME/chromium")
-	require.NoError(t, err)
-	assert.Equal(t, "/home/u/.config/chromium", p, "a relative XDG_CONFIG_HOME is ignored, as the spec says")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != "/home/u/.config/chromium" {
+		t.Errorf("a relative XDG_CONFIG_HOME is ignored, as the spec says: got %q, want %q", p, "/home/u/.config/chromium")
+	}
 	p, err = s.expand("/etc/opt/chrome/native-messaging-hosts")
-	require.NoError(t, err)
-	assert.Equal(t, "/etc/opt/chrome/native-messaging-hosts", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != "/etc/opt/chrome/native-messaging-hosts" {
+		t.Errorf("p = %q, want %q", p, "/etc/opt/chrome/native-messaging-hosts")
+	}
 	s.Env = envOf(map[string]string{})
 	_, err = s.expand("~/.mozilla")
-	assert.ErrorContains(t, err, "set HOME")
+	if err == nil || !strings.Contains(err.Error(), "set HOME") {
+		t.Errorf("s.expand(\"~/.mozilla\"): error %v; want one containing %q", err, "set HOME")
+	}
 
 	w := &sys{Options: Options{Env: envOf(map[string]string{"LOCALAPPDATA": `C:\L`})}, os: "windows", p: "windows"}
 	p, err = w.expand(`%LOCALAPPDATA%\Google\Chrome\User Data`)
-	require.NoError(t, err)
-	assert.Equal(t, `C:\L\Google\Chrome\User Data`, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != `C:\L\Google\Chrome\User Data` {
+		t.Errorf("p = %q, want %q", p, `C:\L\Google\Chrome\User Data`)
+	}
 	p, err = w.expand(`%ProgramFiles(x86)%\Microsoft\Edge\Application\msedge.exe`)
-	require.NoError(t, err)
-	assert.Equal(t, `C:\Program Files (x86)\Microsoft\Edge\Application\msedge.exe`, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != `C:\Program Files (x86)\Microsoft\Edge\Application\msedge.exe` {
+		t.Errorf("p = %q, want %q", p, `C:\Program Files (x86)\Microsoft\Edge\Application\msedge.exe`)
+	}
 	_, err = w.expand(`%APPDATA%\Mozilla`)
-	assert.ErrorContains(t, err, "set APPDATA")
+	if err == nil || !strings.Contains(err.Error(), "set APPDATA") {
+		t.Errorf("w.expand(`%%APPDATA%%\\Mozilla`): error %v; want one containing %q", err, "set APPDATA")
+	}
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/fillgate/fillgate/extension"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestExtensionManifestMatchesIdentity keeps extension/manifest.json and the
@@ -14,7 +12,9 @@ import (
 // extension id from, and the Firefox add-on id.
 func TestExtensionManifestMatchesIdentity(t *testing.T) {
 	data, err := extension.Files.ReadFile("manifest.json")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var m struct {
 		Version  string `json:"version"`
 		Key      string `json:"key"`
@@ -24,14 +24,28 @@ func TestExtensionManifestMatchesIdentity(t *testing.T) {
 			} `json:"gecko"`
 		} `json:"browser_specific_settings"`
 	}
-	require.NoError(t, json.Unmarshal(data, &m))
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
 
-	require.NotEmpty(t, m.Key, "extension/manifest.json has no \"key\", so Chromium would give the extension a random id that no host manifest allows")
+	if len(m.Key) == 0 {
+		t.Fatalf("extension/manifest.json has no \"key\", so Chromium would give the extension a random id that no host manifest allows: m.Key is empty, want it not empty")
+	}
 	id, err := IDFromKey(m.Key)
-	require.NoError(t, err)
-	assert.Equal(t, ExtensionID, id, "the key in extension/manifest.json yields another extension id")
-	assert.Equal(t, ExtensionKey, m.Key)
-	assert.Equal(t, FirefoxID, m.Settings.Gecko.ID, "browser_specific_settings.gecko.id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != ExtensionID {
+		t.Errorf("the key in extension/manifest.json yields another extension id: got %v, want %v", id, ExtensionID)
+	}
+	if m.Key != ExtensionKey {
+		t.Errorf("m.Key = %v, want %v", m.Key, ExtensionKey)
+	}
+	if m.Settings.Gecko.ID != FirefoxID {
+		t.Errorf("browser_specific_settings.gecko.id: got %v, want %v", m.Settings.Gecko.ID, FirefoxID)
+	}
 	// One version: the host's is the extension's (docs/release.md).
-	assert.Equal(t, Version, m.Version, "manifest.Version and extension/manifest.json's version")
+	if m.Version != Version {
+		t.Errorf("manifest.Version and extension/manifest.json's version: got %v, want %v", m.Version, Version)
+	}
 }

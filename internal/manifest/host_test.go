@@ -5,18 +5,18 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"path"
+	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestIDFromKeyMatchesHexMapping(t *testing.T) {
 	// A second, independent route to the id: hex-encode the first 16 bytes
 	// of the digest and shift each hex digit 0-f onto a-p.
 	der, err := base64.StdEncoding.DecodeString(ExtensionKey)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sum := sha256.Sum256(der)
 	want := strings.Map(func(r rune) rune {
 		if r >= '0' && r <= '9' {
@@ -26,15 +26,25 @@ func TestIDFromKeyMatchesHexMapping(t *testing.T) {
 	}, hex.EncodeToString(sum[:16]))
 
 	got, err := IDFromKey(ExtensionKey)
-	require.NoError(t, err)
-	assert.Equal(t, want, got)
-	assert.Equal(t, want, ExtensionID)
-	assert.Equal(t, "chrome-extension://"+want+"/", ExtensionOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("IDFromKey(ExtensionKey) = %v, want %v", got, want)
+	}
+	if ExtensionID != want {
+		t.Errorf("ExtensionID = %v, want %v", ExtensionID, want)
+	}
+	if ExtensionOrigin != "chrome-extension://"+want+"/" {
+		t.Errorf("ExtensionOrigin = %q, want %q", ExtensionOrigin, "chrome-extension://"+want+"/")
+	}
 }
 
 func TestIDFromKeyRejectsBadBase64(t *testing.T) {
 	_, err := IDFromKey("not base64!")
-	assert.ErrorContains(t, err, "not base64")
+	if err == nil || !strings.Contains(err.Error(), "not base64") {
+		t.Errorf("IDFromKey(\"not base64!\"): error %v; want one containing %q", err, "not base64")
+	}
 }
 
 // unixAbs checks paths as for a Unix target: the manifests here carry
@@ -44,9 +54,13 @@ var unixAbs = path.IsAbs
 
 func TestNewChromium(t *testing.T) {
 	h, err := New(Chromium, "/usr/local/bin/fillgate")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := h.Marshal()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := `{
   "name": "dev.fillgate.host",
   "description": "` + Description + `",
@@ -57,50 +71,88 @@ func TestNewChromium(t *testing.T) {
   ]
 }
 `
-	assert.Equal(t, want, string(b))
-	assert.Empty(t, h.Check(Chromium, unixAbs))
+	if got := string(b); got != want {
+		t.Errorf("string(b) = %q, want %q", got, want)
+	}
+	if got := h.Check(Chromium, unixAbs); len(got) != 0 {
+		t.Errorf("h.Check(Chromium, unixAbs) = %v, want it empty", got)
+	}
 }
 
 func TestNewFirefox(t *testing.T) {
 	h, err := New(Firefox, "/opt/fill&gate/fillgate")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := h.Marshal()
-	require.NoError(t, err)
-	assert.Contains(t, string(b), `"allowed_extensions": [
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	const allowed = `"allowed_extensions": [
     "fillgate@fillgate.dev"
-  ]`)
-	assert.NotContains(t, string(b), "allowed_origins")
-	assert.Contains(t, string(b), `"/opt/fill&gate/fillgate"`, "paths are not HTML-escaped")
-	assert.Empty(t, h.Check(Firefox, unixAbs))
+  ]`
+	if !strings.Contains(got, allowed) {
+		t.Errorf("got %q; want it to contain %q", got, allowed)
+	}
+	if strings.Contains(got, "allowed_origins") {
+		t.Errorf("got %q; want it not to contain %q", got, "allowed_origins")
+	}
+	if !strings.Contains(got, `"/opt/fill&gate/fillgate"`) {
+		t.Errorf("paths are not HTML-escaped: got %q; want it to contain %q", got, `"/opt/fill&gate/fillgate"`)
+	}
+	if got := h.Check(Firefox, unixAbs); len(got) != 0 {
+		t.Errorf("h.Check(Firefox, unixAbs) = %v, want it empty", got)
+	}
 }
 
 func TestNewRejects(t *testing.T) {
 	_, err := New("safari", "/bin/fillgate")
-	assert.Error(t, err)
+	if err == nil {
+		t.Errorf("New(\"safari\", \"/bin/fillgate\"): got no error, want one")
+	}
 	_, err = New(Chromium, "")
-	assert.Error(t, err)
+	if err == nil {
+		t.Errorf("New(Chromium, \"\"): got no error, want one")
+	}
 }
 
 func TestParseRoundTrip(t *testing.T) {
 	h, err := New(Chromium, `C:\Program Files\fillgate\fillgate.exe`)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := h.Marshal()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, err := Parse(append([]byte("\xef\xbb\xbf"), b...))
-	require.NoError(t, err)
-	assert.Equal(t, h, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, h) {
+		t.Errorf("Parse(Marshal(h)) = %+v, want %+v", got, h)
+	}
 }
 
 func TestParseNamesLineOfSyntaxError(t *testing.T) {
 	_, err := Parse([]byte("{\n  \"name\": \"dev.fillgate.host\",\n  \"path\": ,\n}\n"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not valid JSON: line 3, column")
+	if err == nil {
+		t.Fatalf("Parse of bad JSON: got no error, want one")
+	}
+	if got := err.Error(); !strings.Contains(got, "not valid JSON: line 3, column") {
+		t.Errorf("got %q; want it to contain %q", got, "not valid JSON: line 3, column")
+	}
 }
 
 func TestParseWrongType(t *testing.T) {
 	_, err := Parse([]byte(`{"name": "dev.fillgate.host", "allowed_origins": "chrome-extension://x/"}`))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `field "allowed_origins" has the wrong type`)
+	if err == nil {
+		t.Fatalf("Parse of a wrong type: got no error, want one")
+	}
+	if got := err.Error(); !strings.Contains(got, `field "allowed_origins" has the wrong type`) {
+		t.Errorf("got %q; want it to contain %q", got, `field "allowed_origins" has the wrong type`)
+	}
 }
 
 func TestCheckFindsEachProblem(t *testing.T) {
@@ -125,17 +177,29 @@ func TestCheckFindsEachProblem(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ps := c.host.Check(c.family, unixAbs)
-			require.Len(t, ps, 1, "%v", ps)
-			assert.Equal(t, c.field, ps[0].Field)
-			assert.Contains(t, ps[0].Detail, c.detail)
+			if len(ps) != 1 {
+				t.Fatalf("ps has %d items (%v), want %d", len(ps), ps, 1)
+			}
+			if ps[0].Field != c.field {
+				t.Errorf("ps[0].Field = %v, want %v", ps[0].Field, c.field)
+			}
+			if !strings.Contains(ps[0].Detail, c.detail) {
+				t.Errorf("ps[0].Detail = %q; want it to contain %q", ps[0].Detail, c.detail)
+			}
 		})
 	}
 }
 
 func TestCheckUsesTargetAbs(t *testing.T) {
 	h, err := New(Chromium, `C:\fillgate\fillgate.exe`)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	winAbs := func(p string) bool { return len(p) > 2 && p[1] == ':' && p[2] == '\\' }
-	assert.Empty(t, h.Check(Chromium, winAbs))
-	assert.NotEmpty(t, h.Check(Chromium, func(string) bool { return false }))
+	if got := h.Check(Chromium, winAbs); len(got) != 0 {
+		t.Errorf("h.Check(Chromium, winAbs) = %v, want it empty", got)
+	}
+	if len(h.Check(Chromium, func(string) bool { return false })) == 0 {
+		t.Errorf("Check with an IsAbs that says no: found no problem, want one")
+	}
 }

@@ -1,10 +1,10 @@
 package manifest
 
 import (
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // storeID is an id such as a store assigns.
@@ -22,13 +22,23 @@ func listed(t *testing.T) string {
 func TestStoreIDsAreWellFormed(t *testing.T) {
 	// chromiumOrigins panics on a malformed id, so a bad constant fails
 	// every test run, not a person's browser.
-	assert.Equal(t, ExtensionOrigin, ChromiumOrigins[0], "the unpacked extension's origin comes first")
-	assert.Len(t, ChromiumOrigins, 1+len(nonEmpty(ChromeWebStoreID, EdgeAddonsID)))
+	if ChromiumOrigins[0] != ExtensionOrigin {
+		t.Errorf("the unpacked extension's origin comes first: got %v, want %v", ChromiumOrigins[0], ExtensionOrigin)
+	}
+	if len(ChromiumOrigins) != 1+len(nonEmpty(ChromeWebStoreID, EdgeAddonsID)) {
+		t.Errorf("ChromiumOrigins has %d items (%v), want %d", len(ChromiumOrigins), ChromiumOrigins, 1+len(nonEmpty(ChromeWebStoreID, EdgeAddonsID)))
+	}
 	for _, s := range Stores() {
-		assert.NotEmpty(t, s.Page, s.Name)
+		if len(s.Page) == 0 {
+			t.Errorf("%s: no store page, want one", s.Name)
+		}
 		if s.Family == Chromium {
-			assert.Regexp(t, idPattern, s.ID, s.Name)
-			assert.Contains(t, ChromiumOrigins, "chrome-extension://"+s.ID+"/")
+			if !idPattern.MatchString(s.ID) {
+				t.Errorf("%s: id %q does not match %s", s.Name, s.ID, idPattern)
+			}
+			if !slices.Contains(ChromiumOrigins, "chrome-extension://"+s.ID+"/") {
+				t.Errorf("ChromiumOrigins = %v; want it to list %q", ChromiumOrigins, "chrome-extension://"+s.ID+"/")
+			}
 		}
 	}
 }
@@ -44,9 +54,18 @@ func nonEmpty(ids ...string) []string {
 }
 
 func TestChromiumOriginsRejectMalformedIDs(t *testing.T) {
-	assert.Equal(t, []string{"chrome-extension://" + storeID + "/"}, chromiumOrigins("", storeID, ""))
+	if got, want := chromiumOrigins("", storeID, ""), []string{"chrome-extension://" + storeID + "/"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("chromiumOrigins(\"\", storeID, \"\") = %v, want %v", got, want)
+	}
 	for _, bad := range []string{"ABCDEFGHIJKLMNOPABCDEFGHIJKLMNOP", "abcdefghijklmnopabcdefghijklmnoz", "abc", storeID + "/", "*"} {
-		assert.Panics(t, func() { chromiumOrigins(bad) }, bad)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("chromiumOrigins(%q) did not panic, want a panic", bad)
+				}
+			}()
+			chromiumOrigins(bad)
+		}()
 	}
 }
 
@@ -54,21 +73,39 @@ func TestStoreCopyIsAllowed(t *testing.T) {
 	store := listed(t)
 
 	h, err := New(Chromium, "/usr/bin/fillgate")
-	require.NoError(t, err)
-	assert.Equal(t, []string{ExtensionOrigin, store}, h.AllowedOrigins, "the unpacked copy and the store's")
-	assert.Empty(t, h.Check(Chromium, unixAbs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{ExtensionOrigin, store}; !reflect.DeepEqual(h.AllowedOrigins, want) {
+		t.Errorf("the unpacked copy and the store's: got %v, want %v", h.AllowedOrigins, want)
+	}
+	if got := h.Check(Chromium, unixAbs); len(got) != 0 {
+		t.Errorf("h.Check(Chromium, unixAbs) = %v, want it empty", got)
+	}
 
 	for _, origin := range []string{ExtensionOrigin, store} {
 		c, err := ParseCaller([]string{origin})
-		require.NoError(t, err, origin)
-		assert.Equal(t, Caller{Family: Chromium, ID: origin}, c)
+		if err != nil {
+			t.Fatalf("%v: %v", origin, err)
+		}
+		if want := (Caller{Family: Chromium, ID: origin}); !reflect.DeepEqual(c, want) {
+			t.Errorf("ParseCaller(%q) = %+v, want %+v", origin, c, want)
+		}
 	}
 	_, err = ParseCaller([]string{"chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"})
-	assert.ErrorContains(t, err, "not fillgate's extension ("+ExtensionOrigin+" or "+store+")")
+	if want := "not fillgate's extension (" + ExtensionOrigin + " or " + store + ")"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ParseCaller of another extension: error %v; want one containing %q", err, want)
+	}
 
-	assert.True(t, IsStoreOrigin(store))
-	assert.False(t, IsStoreOrigin(ExtensionOrigin))
-	assert.False(t, IsStoreOrigin("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"))
+	if !IsStoreOrigin(store) {
+		t.Errorf("IsStoreOrigin(store): got false, want true")
+	}
+	if IsStoreOrigin(ExtensionOrigin) {
+		t.Errorf("IsStoreOrigin(ExtensionOrigin): got true, want false")
+	}
+	if IsStoreOrigin("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/") {
+		t.Errorf("IsStoreOrigin(\"chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/\"): got true, want false")
+	}
 }
 
 // TestManifestBeforeListingMissesStore: a host manifest written before
@@ -78,20 +115,30 @@ func TestStoreCopyIsAllowed(t *testing.T) {
 func TestManifestBeforeListingMissesStore(t *testing.T) {
 	store := listed(t)
 	h := Host{Name: HostName, Type: "stdio", Path: "/usr/bin/fillgate", AllowedOrigins: []string{ExtensionOrigin}}
-	assert.Equal(t, []Problem{{Field: "allowed_origins", Detail: "does not list " + store + " (it lists " + ExtensionOrigin + ")"}},
-		h.Check(Chromium, unixAbs))
+	if got, want := h.Check(Chromium, unixAbs), []Problem{{Field: "allowed_origins", Detail: "does not list " + store + " (it lists " + ExtensionOrigin + ")"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("h.Check(Chromium, unixAbs) = %v, want %v", got, want)
+	}
 }
 
 func TestBuildInfo(t *testing.T) {
-	assert.Equal(t, "0.1.0", BuildInfo{Version: "0.1.0"}.String())
-	assert.Equal(t, "0.1.0 (commit 0123456789ab, 2026-05-01T10:00:00Z)",
-		BuildInfo{Version: "0.1.0", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-05-01T10:00:00Z"}.String())
-	assert.Equal(t, "0.1.0 (commit 0123456789ab with uncommitted changes)",
-		BuildInfo{Version: "0.1.0", Commit: "0123456789abcdef", Modified: true}.String())
+	for _, c := range []struct {
+		b    BuildInfo
+		want string
+	}{
+		{BuildInfo{Version: "0.1.0"}, "0.1.0"},
+		{BuildInfo{Version: "0.1.0", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-05-01T10:00:00Z"}, "0.1.0 (commit 0123456789ab, 2026-05-01T10:00:00Z)"},
+		{BuildInfo{Version: "0.1.0", Commit: "0123456789abcdef", Modified: true}, "0.1.0 (commit 0123456789ab with uncommitted changes)"},
+	} {
+		if got := c.b.String(); got != c.want {
+			t.Errorf("%+v.String() = %q, want %q", c.b, got, c.want)
+		}
+	}
 
 	// Stamped values win over the toolchain's record.
 	oldC, oldD := Commit, Date
 	t.Cleanup(func() { Commit, Date = oldC, oldD })
 	Commit, Date = "feedfacefeedfacefeedfacefeedfacefeedface", "2026-05-01T10:00:00Z"
-	assert.Equal(t, BuildInfo{Version: Version, Commit: Commit, Date: Date}, Build())
+	if got, want := Build(), (BuildInfo{Version: Version, Commit: Commit, Date: Date}); !reflect.DeepEqual(got, want) {
+		t.Errorf("Build() = %+v, want %+v", got, want)
+	}
 }
