@@ -68,18 +68,26 @@ func TestInsertValueEscaping(t *testing.T) {
 }
 
 func TestInsertRefusals(t *testing.T) {
+	// The extension walks the frame chain again only for a field in a
+	// frame; in the top frame, focus gone into a frame is focus moved.
+	framed := loginPage
+	framed.Frame, framed.Origins = 4, []string{"https://login.example.test", "https://www.example.test"}
 	cases := []struct {
 		name   string
+		page   *fakeext.Page // nil: loginPage
 		change func(*fakeext.Page)
 		pause  bool
 		reason string
 	}{
 		{name: "focus moved", change: func(p *fakeext.Page) { p.Element = "input#username" }, reason: "focus_moved"},
 		{name: "navigated", change: func(p *fakeext.Page) { p.Origins = []string{"https://evil.test"} }, reason: "origin_changed"},
-		{name: "frame navigated", change: func(p *fakeext.Page) {
-			p.Origins = []string{"https://ads.test", "https://login.example.test"}
+		{name: "frame navigated", page: &framed, change: func(p *fakeext.Page) {
+			p.Origins = []string{"https://ads.test", "https://www.example.test"}
 		}, reason: "origin_changed"},
-		{name: "other frame", change: func(p *fakeext.Page) { p.Frame = 9 }, reason: "frame_changed"},
+		{name: "other frame", page: &framed, change: func(p *fakeext.Page) { p.Frame = 9 }, reason: "frame_changed"},
+		{name: "top frame's focus into a frame", change: func(p *fakeext.Page) {
+			p.Frame, p.Origins = 9, []string{"https://ads.test", "https://login.example.test"}
+		}, reason: "focus_moved"},
 		{name: "element removed", change: func(p *fakeext.Page) { p.Detached = true }, reason: "element_gone"},
 		{name: "kind changed", change: func(p *fakeext.Page) { p.Field.Kind = fill.FieldOther }, reason: "kind_changed"},
 		{name: "hidden", change: func(p *fakeext.Page) { p.Field.Problem = "hidden" }, reason: "not_usable"},
@@ -89,7 +97,11 @@ func TestInsertRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := setup(t, fakeext.Options{Page: loginPage})
+			page := loginPage
+			if c.page != nil {
+				page = *c.page
+			}
+			e := setup(t, fakeext.Options{Page: page})
 			in := inspect(t, e)
 			if c.change != nil {
 				e.ext.Update(c.change)

@@ -3,7 +3,8 @@
 // reader/writer pair (Connect makes in-memory pipes) and answers the host as
 // PROTOCOL.md section 2 says: it says hello, inspects a page the test
 // describes, opens and closes prompt windows, and re-checks the page before
-// it "inserts" a value.
+// it "inserts" a value, in the order the real extension does (the worker's
+// checks, then the in-page function's; see Ext.insert).
 //
 // An inserted value is kept in memory only so that a test can ask
 // ValueEquals; the fake never prints, logs or returns it, and the messages
@@ -33,11 +34,17 @@ import (
 // insert.
 type Page struct {
 	Tab   int64
-	Frame int64 // the frame holding the focused field
+	Frame int64 // the frame holding the focused field; 0 is the top frame
 	// Origins lists the focused frame's origin first, then each frame
-	// above it up to the top.
+	// above it up to the top: the focus chain. A field in the top frame
+	// has one origin.
 	Origins []string
 	Field   fill.FieldInfo
+	// FrameProblem is the first problem of a frame element on the way
+	// down to the focused frame (a hidden or covered iframe): inspect and
+	// peek report it as the field's problem, and an insert into a frame
+	// is refused for it (not_usable) before the frame itself is asked.
+	FrameProblem string
 	// Element names the focused element. Changing it between inspect and
 	// insert means focus moved to another element.
 	Element string
@@ -48,7 +55,9 @@ type Page struct {
 	// insert answers tab_gone.
 	NoTab bool
 	// NoAccess means the page cannot be scripted: inspect fails with
-	// no_access.
+	// no_access, peek sees no focus chain, and an insert finds no chain
+	// into a frame (origin_changed) or cannot run in the top frame (an
+	// internal error).
 	NoAccess bool
 	// Background means the tab is not the active tab of its window: an
 	// inspect that pins it fails with not_active.
@@ -97,10 +106,13 @@ type Message struct {
 	Raw  json.RawMessage
 }
 
-// remembered is what an inspect token stands for.
+// remembered is what an inspect token stands for: the focused element of
+// one frame, and its kind and box count then.
 type remembered struct {
 	tab, frame int64
 	element    string
+	kind       string
+	split      int
 }
 
 // Ext is a running fake extension.

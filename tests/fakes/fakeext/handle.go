@@ -17,7 +17,7 @@ type request struct {
 	Frame   *int64         `json:"frame"`
 	URL     string         `json:"url"`
 	Window  int64          `json:"window"`
-	Token   string         `json:"token"`
+	Token   *string        `json:"token"`
 	Origins []string       `json:"origins"`
 	Kind    string         `json:"kind"`
 	Form    *fill.FormInfo `json:"form"`
@@ -120,12 +120,15 @@ func (e *Ext) inspect(req request, reply map[string]any) {
 		reply["type"], reply["error"], reply["detail"] = "error", "no_access", "the page cannot be scripted"
 		return
 	}
-	frame, field := p.Frame, p.Field
+	frame, field := p.Frame, focusedField(p)
 	if req.Frame != nil && *req.Frame != p.Frame {
 		frame, field = *req.Frame, fill.FieldInfo{Kind: fill.FieldNone} // nothing focused there
 	}
 	token := newToken()
-	e.tokens[token] = remembered{tab: p.Tab, frame: frame, element: p.Element}
+	if field.Kind != fill.FieldNone {
+		// The probe remembers only a focused field, in its own frame.
+		e.tokens[token] = remembered{tab: p.Tab, frame: frame, element: p.Element, kind: field.Kind, split: field.Split}
+	}
 	reply["type"] = "inspected"
 	reply["tab"], reply["frame"], reply["token"] = p.Tab, frame, token
 	reply["origins"], reply["field"], reply["paused"] = slices.Clone(p.Origins), field, e.paused
@@ -137,8 +140,19 @@ func (e *Ext) inspect(req request, reply map[string]any) {
 	}
 }
 
+// focusedField is the focused field as inspect and peek report it: a
+// frame element's problem on the way down comes first.
+func focusedField(p Page) fill.FieldInfo {
+	f := p.Field
+	if p.FrameProblem != "" {
+		f.Problem = p.FrameProblem
+	}
+	return f
+}
+
 // peek reports the page's focused origin and field, as the real
-// extension's peek does, remembering nothing.
+// extension's peek does, remembering nothing. A page it cannot script
+// shows no focus chain: the tab's origin and no field.
 func (e *Ext) peek(reply map[string]any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -147,11 +161,17 @@ func (e *Ext) peek(reply map[string]any) {
 		reply["type"], reply["error"], reply["detail"] = "error", "no_tab", "no active tab"
 		return
 	}
-	origin := ""
+	origin, field := "", focusedField(p)
 	if len(p.Origins) > 0 {
 		origin = p.Origins[0]
 	}
-	reply["type"], reply["origin"], reply["field"] = "peeked", origin, p.Field
+	if p.NoAccess {
+		origin, field = "", fill.FieldInfo{Kind: fill.FieldNone}
+		if len(p.Origins) > 0 {
+			origin = p.Origins[len(p.Origins)-1]
+		}
+	}
+	reply["type"], reply["origin"], reply["field"] = "peeked", origin, field
 }
 
 func (e *Ext) openPrompt(reply map[string]any) int64 {
@@ -164,47 +184,54 @@ func (e *Ext) openPrompt(reply map[string]any) int64 {
 	return id
 }
 
-// insert re-checks the page in the order the real extension does (paused,
-// tab, top origin, frame, frame origin, element, focus, kind, usability,
-// the form's destinations) and keeps the value only if every check holds;
-// then the page answers the submit (Page.After).
+// insert re-checks the page in the order the real extension does and
+// keeps the value only if every check holds; then the page answers the
+// submit (Page.After). The order, and the check that reports each fault:
+//
+//  1. the worker (extension/sw.js): the request names a tab, a frame, a
+//     token and origins (else a bad_request error); fills are not paused
+//     (paused); the tab still exists (tab_gone); its top origin is the
+//     inspected one (origin_changed);
+//  2. the worker again, only for a field in a frame (frame ≠ 0 or more
+//     than one origin): the focus chain can be followed (origin_changed),
+//     still ends in the inspected frame (frame_changed), through the same
+//     origins (origin_changed), past frame elements a person can see
+//     (not_usable). For a field in the top frame no chain is walked: the
+//     in-page function checks the focus itself;
+//  3. the in-page function (extension/inpage.js), in that frame: the
+//     element remembered under the token is still there (element_gone; a
+//     token is used up by one insert, and one from another tab or frame
+//     is unknown there); it still has the focus (focus_moved; focus gone
+//     into a child frame counts); same kind and box count
+//     (kind_changed); usable (not_usable); its form sends where it did
+//     (form_changed); a value came and the page takes it
+//     (insert_failed).
+//
+// (The in-page function also checks its frame's origin first; in the fake
+// the checks before it already hold it: the top frame's origin is the
+// tab's, a child frame's the chain's.)
 func (e *Ext) insert(req request, body []byte, reply map[string]any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if req.Tab == nil || req.Frame == nil || req.Token == nil || len(req.Origins) == 0 {
+		reply["type"], reply["error"], reply["detail"] = "error", "bad_request", "insert needs tab, frame, token and origins"
+		return
+	}
 	p := e.page
-	mem, known := e.tokens[req.Token]
-	reason := ""
-	switch {
-	case e.paused:
-		reason = "paused"
-	case p.NoTab || req.Tab == nil || *req.Tab != p.Tab:
-		reason = "tab_gone"
-	case len(req.Origins) == 0 || len(p.Origins) == 0 || req.Origins[len(req.Origins)-1] != p.Origins[len(p.Origins)-1]:
-		reason = "origin_changed"
-	case req.Frame == nil || *req.Frame != p.Frame:
-		reason = "frame_changed"
-	case !slices.Equal(req.Origins, p.Origins):
-		reason = "origin_changed"
-	case !known || mem.tab != p.Tab || mem.frame != p.Frame || p.Detached:
-		reason = "element_gone"
-	case mem.element != p.Element:
-		reason = "focus_moved"
-	case req.Kind != p.Field.Kind:
-		reason = "kind_changed"
-	case p.Field.Problem != "":
-		reason = "not_usable"
-	case !reflect.DeepEqual(req.Form, p.Form):
-		reason = "form_changed"
-	case p.RejectInsert:
-		reason = "insert_failed"
+	reason := e.recheck(req)
+	if reason == "" && p.NoAccess && *req.Frame == 0 && len(req.Origins) == 1 {
+		reply["type"], reply["error"], reply["detail"] = "error", "internal", "cannot access the contents of the page"
+		return
+	}
+	value, ok := []byte(nil), false
+	if reason == "" {
+		if value, ok = extractValue(body); !ok || len(value) == 0 || p.RejectInsert {
+			clear(value)
+			reason = "insert_failed"
+		}
 	}
 	if reason != "" {
 		reply["type"], reply["reason"] = "not_inserted", reason
-		return
-	}
-	value, ok := extractValue(body)
-	if !ok {
-		reply["type"], reply["error"], reply["detail"] = "error", "bad_request", "insert without a string value"
 		return
 	}
 	clear(e.value)
@@ -238,6 +265,53 @@ func (e *Ext) insert(req request, body []byte, reply map[string]any) {
 	if v.StoppedBy != "" {
 		reply["stopped_by"] = v.StoppedBy
 	}
+}
+
+// recheck runs the checks of insert's steps 1 to 3 but the value's, and
+// returns the reason of the first that fails ("" when all hold). The
+// caller holds e.mu.
+func (e *Ext) recheck(req request) string {
+	p, tab, frame := e.page, *req.Tab, *req.Frame
+	switch {
+	case e.paused:
+		return "paused"
+	case p.NoTab || tab != p.Tab:
+		return "tab_gone"
+	case len(p.Origins) == 0 || req.Origins[len(req.Origins)-1] != p.Origins[len(p.Origins)-1]:
+		return "origin_changed"
+	}
+	if frame != 0 || len(req.Origins) != 1 {
+		switch {
+		case p.NoAccess:
+			return "origin_changed"
+		case p.Frame != frame:
+			return "frame_changed"
+		case !slices.Equal(req.Origins, p.Origins):
+			return "origin_changed"
+		case p.FrameProblem != "":
+			return "not_usable"
+		}
+	} else if p.NoAccess {
+		return "" // the insert cannot run in the page: insert answers an error
+	}
+	mem, known := e.tokens[*req.Token]
+	known = known && mem.tab == tab && mem.frame == frame
+	if known {
+		delete(e.tokens, *req.Token) // used up, whatever the answer
+	}
+	switch {
+	case !known || p.Detached:
+		return "element_gone"
+	case p.Frame != frame || len(p.Origins) != len(req.Origins) || p.Element != mem.element:
+		return "focus_moved"
+	case req.Kind != p.Field.Kind || mem.kind != p.Field.Kind || mem.split != p.Field.Split:
+		return "kind_changed"
+	case p.Field.Problem != "":
+		return "not_usable"
+	case !reflect.DeepEqual(req.Form, p.Form):
+		return "form_changed"
+	}
+	return ""
 }
 
 func (e *Ext) record(m Message) {

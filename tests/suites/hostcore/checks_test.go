@@ -183,30 +183,38 @@ func pauses() human {
 }
 
 func TestRefusedAtInsert(t *testing.T) {
+	// The extension walks the frame chain again only for a field in a
+	// frame (in the top frame, focus gone into a frame is focus moved).
+	framed := inFrames("https://github.com", "https://github.com")
 	cases := []struct {
 		name   string
 		change human
 		detail string
+		page   *fakeext.Page // nil: a login page in the top frame
 	}{
 		{"focus moved to another field", changes(func(p *fakeext.Page) { p.Element = "username-input" }),
-			"nothing was inserted: focus moved to another field while the prompt was open"},
+			"nothing was inserted: focus moved to another field while the prompt was open", nil},
 		{"navigated to another origin", changes(func(p *fakeext.Page) {
 			p.Origins, p.Element = []string{"https://evil.test"}, "evil-password"
-		}), "nothing was inserted: the page navigated to another origin"},
+		}), "nothing was inserted: the page navigated to another origin", nil},
 		{"page re-rendered", changes(func(p *fakeext.Page) { p.Detached = true }),
-			"nothing was inserted: the field is gone"},
+			"nothing was inserted: the field is gone", nil},
 		{"focus moved to another frame", changes(func(p *fakeext.Page) { p.Frame = 9 }),
-			"nothing was inserted: focus moved to another frame"},
+			"nothing was inserted: focus moved to another frame", &framed},
 		{"field became another kind", changes(func(p *fakeext.Page) { p.Field.Kind = fill.FieldOther }),
-			"nothing was inserted: the focused field is no longer the kind"},
+			"nothing was inserted: the focused field is no longer the kind", nil},
 		{"field became hidden", changes(func(p *fakeext.Page) { p.Field.Problem = "hidden" }),
-			"nothing was inserted: the field is no longer visible and enabled"},
+			"nothing was inserted: the field is no longer visible and enabled", nil},
 		{"paused meanwhile", pauses(),
-			"nothing was inserted: fills are paused in the fillgate extension"},
+			"nothing was inserted: fills are paused in the fillgate extension", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := newRig(t, setup{page: loginPage("https://github.com")})
+			page := loginPage("https://github.com")
+			if c.page != nil {
+				page = *c.page
+			}
+			r := newRig(t, setup{page: page})
 			r.behave(then(c.change, answers(r.secret)))
 			got := r.fill("github.com")
 			r.expect(got, fill.StatusRefused, c.detail)
