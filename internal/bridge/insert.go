@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/internal/nativemsg"
+	"github.com/fillgate/fillgate/internal/secretjson"
 )
 
 // insertMeta is every field of an insert request but the value.
@@ -37,9 +37,9 @@ type insertedReply struct {
 
 // Insert asks the extension to re-check the field named by in and, only if
 // it is unchanged, insert value, then do what opt.Then says. value is
-// copied once, escaped, into the request buffer, which is zeroed right
-// after it is written; Insert neither modifies nor keeps value (the caller
-// zeroes it).
+// copied once, escaped, into the request (secretjson.Message), which the
+// port zeroes right after it is written; Insert neither modifies nor keeps
+// value (the caller zeroes it).
 func (b *Bridge) Insert(ctx context.Context, in fill.Inspection, value []byte, opt fill.InsertOptions) (fill.Verdict, error) {
 	then, err := fill.NormalizeThen(opt.Then)
 	if err != nil {
@@ -47,10 +47,14 @@ func (b *Bridge) Insert(ctx context.Context, in fill.Inspection, value []byte, o
 	}
 	defer b.timed("insert", time.Now())
 	raw, err := b.port.CallRaw(ctx, func(id int64) ([]byte, error) {
-		return insertBody(insertMeta{
+		body, err := secretjson.Message(insertMeta{
 			ID: id, Type: "insert", Tab: in.Tab, Frame: in.Frame,
 			Token: in.Token, Origins: in.Origins, Kind: in.Field.Kind, Form: in.Form, Then: then,
 		}, value)
+		if err != nil {
+			return nil, fmt.Errorf("encode insert: %w", err)
+		}
+		return body, nil
 	})
 	if err != nil {
 		return fill.Verdict{}, callError("insert", err)
@@ -81,29 +85,4 @@ func (b *Bridge) Insert(ctx context.Context, in fill.Inspection, value []byte, o
 		return fill.Verdict{Reason: r.Reason}, nil
 	}
 	return fill.Verdict{}, fmt.Errorf("extension: unexpected reply %s to insert", shortType(env.Type))
-}
-
-// insertBody returns meta as a JSON object with a "value" member holding
-// value. The buffer is sized once, so no reallocation leaves a copy of value
-// behind.
-func insertBody(meta insertMeta, value []byte) ([]byte, error) {
-	head, err := json.Marshal(meta)
-	if err != nil {
-		return nil, fmt.Errorf("encode insert: %w", err)
-	}
-	n, err := nativemsg.JSONStringLen(value)
-	if err != nil {
-		return nil, fmt.Errorf("encode insert: %w", err)
-	}
-	const key = `,"value":`
-	head = head[:len(head)-1] // drop the closing brace
-	body := make([]byte, 0, len(head)+len(key)+n+1)
-	body = append(body, head...)
-	body = append(body, key...)
-	body, err = nativemsg.AppendJSONString(body, value)
-	if err != nil {
-		clear(body)
-		return nil, fmt.Errorf("encode insert: %w", err)
-	}
-	return append(body, '}'), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/nativemsg"
+	"github.com/fillgate/fillgate/internal/secretjson"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
 	"github.com/fillgate/fillgate/tests/fakes/fakepage"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
@@ -229,7 +230,7 @@ func TestInsertWithStaleToken(t *testing.T) {
 func TestInsertRefusesInvalidUTF8WithoutSending(t *testing.T) {
 	e := setup(t, fakeext.Options{Page: loginPage})
 	in := inspect(t, e)
-	if _, err := e.b.Insert(e.ctx(t), in, []byte{'a', 0xff}, fill.InsertOptions{}); !errors.Is(err, nativemsg.ErrNotUTF8) {
+	if _, err := e.b.Insert(e.ctx(t), in, []byte{'a', 0xff}, fill.InsertOptions{}); !errors.Is(err, secretjson.ErrNotUTF8) {
 		t.Fatalf("got %v, want ErrNotUTF8", err)
 	}
 	if err := e.b.Ping(e.ctx(t)); err != nil {

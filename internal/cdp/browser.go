@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/opener"
 )
 
 // Openers for the prompt.
@@ -40,7 +41,8 @@ type Options struct {
 	// Opener is OpenerSystem (the default when empty) or OpenerCDPTab.
 	Opener string
 	// OpenURL is the system opener; nil means the OS default (xdg-open,
-	// open, rundll32 url.dll,FileProtocolHandler). Tests inject a fake.
+	// open, rundll32 url.dll,FileProtocolHandler) through opener.System.
+	// Tests inject a fake.
 	OpenURL func(ctx context.Context, url string) error
 	// Tab optionally names the page target (its DevTools target id) to
 	// use, as the agent's --tab gave it.
@@ -89,7 +91,7 @@ func Connect(ctx context.Context, ep Endpoint, o Options) (*Browser, error) {
 		return nil, fmt.Errorf("unknown prompt opener %q: use %s or %s", o.Opener, OpenerSystem, OpenerCDPTab)
 	}
 	if o.OpenURL == nil {
-		o.OpenURL = systemOpen
+		o.OpenURL = opener.System{}.OpenURL
 	}
 	wsURL, err := webSocketURL(ctx, ep, o.AllowHosts)
 	if err != nil {

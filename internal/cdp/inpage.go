@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/fillgate/fillgate/extension"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/secretjson"
 )
 
 // functionDeclaration is the embedded in-page function in the form
@@ -80,10 +80,6 @@ type insertArg struct {
 // errContextGone reports that the isolated world's context no longer
 // exists: its frame navigated or went away.
 var errContextGone = errors.New("the frame's isolated world is gone")
-
-// errNotUTF8 refuses a value that is not valid UTF-8: it cannot be passed
-// to the page as a JavaScript string unchanged.
-var errNotUTF8 = errors.New("value is not valid UTF-8")
 
 // errThrew reports that the in-page function threw. Its text is never
 // forwarded: it could quote arguments.
@@ -209,29 +205,19 @@ func (w *world) activeChild(ctx context.Context, js string, roots []runtime.Remo
 }
 
 // insert runs insert({token, origin, kind, form, then, value}) with the
-// closed shadow roots of the focused frame's level. The argument is built
-// by hand into one buffer that is zeroed when the call returns. chromedp
-// copies the parameters into its own message buffers (jsonv2.Marshal, the
-// WebSocket encoder); those copies are beyond our reach and live until the
-// garbage collector or the next message reuses them.
+// closed shadow roots of the focused frame's level. The argument is one
+// buffer written by secretjson.Message and zeroed when the call returns.
+// chromedp copies the parameters into its own message buffers
+// (jsonv2.Marshal, the WebSocket encoder); those copies are beyond our
+// reach and live until the garbage collector or the next message reuses
+// them.
 func (w *world) insert(ctx context.Context, js string, meta insertArg, value []byte, roots []runtime.RemoteObjectID) (insertResult, error) {
-	if !utf8.Valid(value) {
-		return insertResult{}, errNotUTF8
-	}
-	head, err := json.Marshal(meta)
+	arg, err := secretjson.Message(meta, value)
 	if err != nil {
 		return insertResult{}, fmt.Errorf("encode insert: %w", err)
 	}
-	// Size the buffer exactly so append never copies the value into a
-	// backing array we would not zero.
-	head = head[:len(head)-1] // drop the closing brace
-	arg := make([]byte, 0, len(head)+len(`,"value":}`)+jsonStringLen(value))
-	arg = append(arg, head...)
-	arg = append(arg, `,"value":`...)
-	arg = appendJSONString(arg, value)
-	arg = append(arg, '}')
 	obj, err := w.call(ctx, js, "insert", arg, true, roots)
-	clear(arg[:cap(arg)])
+	clear(arg)
 	if err != nil {
 		return insertResult{}, err
 	}
@@ -240,41 +226,6 @@ func (w *world) insert(ctx context.Context, js string, meta insertArg, value []b
 		return insertResult{}, errors.New("insert returned something unexpected")
 	}
 	return ir, nil
-}
-
-// jsonStringLen is the length of appendJSONString's output for s.
-func jsonStringLen(s []byte) int {
-	n := 2
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			n += 2
-		case c < 0x20:
-			n += 6
-		default:
-			n++
-		}
-	}
-	return n
-}
-
-// appendJSONString appends s as a JSON string. It never allocates a copy
-// of s other than dst, so the caller can zero dst afterwards. s must be
-// valid UTF-8.
-func appendJSONString(dst, s []byte) []byte {
-	const hexDigits = "0123456789abcdef"
-	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
 }
 
 // newToken returns a random name for the element a probe remembers.

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/secretjson"
 )
 
 // In-page refusal reasons (PROTOCOL.md section 2) this package reports
@@ -85,7 +86,7 @@ func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte, 
 		return fill.Verdict{Reason: reasonOriginChanged}, nil
 	case errors.Is(err, errThrew):
 		return fill.Verdict{Reason: reasonInsertFailed}, nil
-	case errors.Is(err, errNotUTF8):
+	case errors.Is(err, secretjson.ErrNotUTF8):
 		return fill.Verdict{}, newError(b.ep, ReasonValueNotUTF8, "", nil)
 	case err != nil:
 		// Never quote err: a browser error could echo parameters.

@@ -9,55 +9,37 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/fillgate/fillgate/internal/secretjson"
 )
 
-func TestAppendJSONString(t *testing.T) {
-	var all []byte
-	for c := 0; c < 0x80; c++ {
-		all = append(all, byte(c))
+// TestInsertArgument: the in-page insert's argument is insertArg's members,
+// then the value, in one buffer of its exact size, as the in-page function
+// reads it.
+func TestInsertArgument(t *testing.T) {
+	value := []byte("a\"b\\c\x01d\n✓\u2028")
+	meta := insertArg{Token: "tok", Origin: "https://a.example", Kind: "password", Then: "submit"}
+	arg, err := secretjson.Message(meta, value)
+	if err != nil {
+		t.Fatal(err)
 	}
-	inputs := [][]byte{nil, []byte(`pa"ss\word`), all, []byte("héllo wörld ✓ 𝄞"), []byte("line\nbreak\ttab\x00nul\u2028")}
-	for _, in := range inputs {
-		out := appendJSONString(nil, in)
-		if len(out) != jsonStringLen(in) {
-			t.Errorf("jsonStringLen is %d, output is %d bytes", jsonStringLen(in), len(out))
-		}
-		var back string
-		if err := json.Unmarshal(out, &back); err != nil {
-			t.Errorf("output does not parse as a JSON string: %v", err)
-			continue
-		}
-		if back != string(in) {
-			t.Errorf("value differed after a JSON round trip")
-		}
+	const want = `{"token":"tok","origin":"https://a.example","kind":"password","form":null,"then":"submit",` +
+		`"value":"a\"b\\c\u0001d\n✓\u2028"}`
+	if string(arg) != want {
+		t.Errorf("argument %s, want %s", arg, want)
 	}
-}
-
-func TestInsertArgumentBufferIsExact(t *testing.T) {
-	// The buffer is sized up front so append never copies the value into
-	// a backing array that would not be zeroed.
-	value := []byte("a\"b\\c\x01d✓")
-	if !utf8.Valid(value) {
-		t.Fatal("test value must be UTF-8")
-	}
-	size := len(`{"token":,"origin":,"kind":,"value":}`) + jsonStringLen([]byte("tok")) +
-		jsonStringLen([]byte("https://a.example")) + jsonStringLen([]byte("password")) + jsonStringLen(value)
-	arg := make([]byte, 0, size)
-	arg = append(arg, `{"token":`...)
-	arg = appendJSONString(arg, []byte("tok"))
-	arg = append(arg, `,"origin":`...)
-	arg = appendJSONString(arg, []byte("https://a.example"))
-	arg = append(arg, `,"kind":`...)
-	arg = appendJSONString(arg, []byte("password"))
-	arg = append(arg, `,"value":`...)
-	arg = appendJSONString(arg, value)
-	arg = append(arg, '}')
 	if len(arg) != cap(arg) {
-		t.Fatalf("buffer size %d, used %d", cap(arg), len(arg))
+		t.Errorf("buffer size %d, used %d", cap(arg), len(arg))
 	}
-	if !json.Valid(arg) {
-		t.Fatalf("argument is not JSON")
+	var back struct {
+		insertArg
+		Value string `json:"value"`
+	}
+	if err := json.Unmarshal(arg, &back); err != nil || back.Value != string(value) || back.insertArg != meta {
+		t.Errorf("the argument decodes to something else (%v)", err)
+	}
+	if _, err := secretjson.Message(meta, []byte{'a', 0xff}); !errors.Is(err, secretjson.ErrNotUTF8) {
+		t.Errorf("invalid UTF-8: %v", err)
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 
 // OpenPrompt implements fill.Browser. With the system opener it has the OS
 // (xdg-open, open, rundll32) open a private page that leads to the URL (see
-// SystemOpener: the URL itself never goes into an argv) and returns a
+// internal/opener: the URL itself never goes into an argv) and returns a
 // window whose Closed is nil (the opener cannot tell). With OpenerCDPTab it
 // opens the URL in a browser context of its own (Target.createBrowserContext,
 // never the agent's context: no cookies, storage or cache shared with the

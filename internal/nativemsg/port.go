@@ -246,8 +246,8 @@ func withID(obj []byte, id int64) []byte {
 
 // CallRaw is Call for a request whose body holds a secret. The port picks
 // the id and build returns the complete body (a JSON object carrying that
-// "id"), built without encoding/json so the secret is never copied into a
-// Go string (see AppendJSONString). The port zeroes the body, and its own
+// "id"), with the secret written by internal/secretjson, never through
+// encoding/json or a Go string. The port zeroes the body, and its own
 // frame buffer, as soon as they are written or refused; build's caller must
 // not keep another copy.
 func (p *Port) CallRaw(ctx context.Context, build func(id int64) ([]byte, error)) (json.RawMessage, error) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fillgate/fillgate/internal/secretjson"
 )
 
 // syncBuffer is a bytes.Buffer safe for a logger on another goroutine.
@@ -357,14 +359,12 @@ func TestCallRawZeroesBodyAndFrame(t *testing.T) {
 	value := []byte("pa\"ss\\wörd")
 	var body []byte
 	_, err := p.CallRaw(ctx, func(id int64) ([]byte, error) {
-		body = fmt.Appendf(make([]byte, 0, 64), `{"id":%d,"type":"insert","value":`, id)
 		var err error
-		body, err = AppendJSONString(body, value)
-		if err != nil {
-			return nil, err
-		}
-		body = append(body, '}')
-		return body, nil
+		body, err = secretjson.Message(struct {
+			ID   int64  `json:"id"`
+			Type string `json:"type"`
+		}{id, "insert"}, value)
+		return body, err
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)

@@ -468,3 +468,22 @@ func TestServerErrorLogKeepsFirstLines(t *testing.T) {
 		t.Errorf("the error log kept %q", got)
 	}
 }
+
+// TestInlineTextStaysInItsElement: the style and the script are inserted
+// into the page as they are, so neither may hold what would end its
+// element early or change how the HTML parser reads it.
+func TestInlineTextStaysInItsElement(t *testing.T) {
+	for _, c := range []struct {
+		file, text string
+		bad        []string
+	}{
+		{"page/style.css", pageStyle, []string{"</style"}},
+		{"page/script.js", pageScript, []string{"</script", "<script", "<!--"}},
+	} {
+		for _, b := range c.bad {
+			if strings.Contains(strings.ToLower(c.text), b) {
+				t.Errorf("%s holds %s", c.file, b)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package prompt
 import (
 	"bytes"
 	"crypto/sha256"
+	"embed"
 	"encoding/base64"
 	"fmt"
 	"html/template"
@@ -16,50 +17,66 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 )
 
-// pageStyle is the only style on any page. The CSP allows it by hash, so
-// it must reach the browser byte for byte as written here.
-const pageStyle = `
-:root { color-scheme: light dark; --bg: #f4f5f7; --fg: #1b1f24; --muted: #57606a;
-  --card: #ffffff; --line: #d0d7de; --accent: #0b57d0; --on-accent: #ffffff; --warn: #9a3412; }
-@media (prefers-color-scheme: dark) {
-  :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --card: #161b22;
-    --line: #30363d; --accent: #7fb0ff; --on-accent: #0d1117; --warn: #fdba74; }
-}
-* { box-sizing: border-box; }
-body { margin: 0; background: var(--bg); color: var(--fg);
-  font: 15px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
-main { max-width: 34rem; margin: .75rem auto; padding: 1rem 1.25rem;
-  background: var(--card); border: 1px solid var(--line); border-radius: 12px; }
-@media (max-width: 36rem) { main { margin: 0; border: 0; border-radius: 0; min-height: 100vh; } }
-h1 { font-size: 1.15rem; margin: 0 0 .75rem; overflow-wrap: anywhere; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem .9rem; margin: 0 0 .75rem; }
-dt { color: var(--muted); }
-dd { margin: 0; overflow-wrap: anywhere; }
-code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .95em; }
-p { margin: .5rem 0; }
-.note, .hint { color: var(--muted); font-size: .9rem; }
-.msg, .note.warn { color: var(--warn); font-weight: 600; }
-label { display: block; font-weight: 600; margin: .75rem 0 .3rem; }
-input { width: 100%; font: inherit; padding: .55rem .7rem; border: 1px solid var(--line);
-  border-radius: 8px; background: var(--bg); color: var(--fg); }
-input:focus, button:focus-visible { outline: 3px solid var(--accent); outline-offset: 1px; }
-.buttons { display: flex; gap: .6rem; margin-top: .75rem; align-items: center; }
-.buttons .hint { margin: 0 0 0 auto; }
-button { font: inherit; padding: .5rem 1.1rem; border-radius: 8px; border: 1px solid var(--line);
-  background: var(--card); color: var(--fg); cursor: pointer; }
-button.send { background: var(--accent); border-color: var(--accent); color: var(--on-accent); font-weight: 600; }
-button:disabled, input:disabled { opacity: .55; cursor: default; }
-.secret.typed { animation: typed .15s; }
-@keyframes typed { from { border-color: var(--accent); } }
-h2 { font-size: 1.05rem; margin: .75rem 0 .25rem; }
-label.choice { display: flex; gap: .5rem; align-items: center; font-weight: normal; margin: .4rem 0; }
-label.choice input { width: auto; margin: 0; }
-fieldset { border: 1px solid var(--line); border-radius: 8px; margin: .5rem 0; padding: .25rem .8rem; }
-legend { color: var(--muted); padding: 0 .3rem; }
-#saved { border-bottom: 1px solid var(--line); padding-bottom: .75rem; margin-bottom: .25rem; }
-#saved h2 { margin-top: 0; }
-[hidden] { display: none !important; }
-`
+// The pages are files in page/: layout.html around form.html (the prompt)
+// or done.html (a final page), with the one style (style.css) and the one
+// script (script.js) inline. The CSP allows the style and the script by
+// the hashes of exactly the text the pages carry, computed here from the
+// embedded files.
+var (
+	//go:embed page/layout.html page/form.html page/done.html
+	pageFiles embed.FS
+	//go:embed page/style.css
+	styleCSS string
+	//go:embed page/script.js
+	scriptJS string
+)
+
+// pageStyle is the text of the <style> element, the only style on any
+// page: a newline, then style.css.
+var pageStyle = "\n" + styleCSS
+
+// pageScript is the text of the form page's <script> element, the only
+// script on any page: a newline, then script.js. html/template inserts it
+// as it is (template.JS), comments included.
+//
+// The script runs the form; everything it needs is in the page's data-*
+// attributes. It encrypts each answer to the prompt's key before it
+// leaves the page (PROTOCOL.md, "The encrypted answer"), padded with
+// spaces to a multiple of 4096 bytes so that its size says nothing of the
+// value's length, clears the fields, and posts with fetch, so no response
+// is ever rendered as a page and no form is ever submitted for the browser
+// to remember. It disables everything at the page's own deadline (the
+// earlier of the time left when it was served, counted from when the
+// script runs, and that moment on the clock, so that a slow load cannot
+// move it past fillgate's), and as soon as its watch on the prompt ends
+// (fillgate answered, closed the prompt or went away; "expired" when the
+// deadline has passed by then). Its state is "open", "busy" while an
+// answer is on its way, then the final state finish shows.
+//
+// The answers: Send (the typed value, with the Remember box and the
+// account picked when the page offers them) and, when a saved value is
+// offered, Approve (the account picked, and what the store needs typed,
+// such as a KeePassXC database password). Approve sends no value: the
+// saved one never reaches the page.
+//
+// What the person types (the value, and what the store needs) lives only
+// in the script's closure, never in the page: every edit of a field goes
+// through its beforeinput handler (typing and pasting append, Backspace
+// takes the last character back, an edit of everything after select-all
+// or any other deletion starts over; IME text is taken at
+// compositionend), and the field shows the same mask whatever it holds.
+// So nothing that reads the page (an agent's snapshot of this tab, the
+// accessibility tree, a password manager) learns the value or even its
+// length.
+//
+// Only the person's own keys and clicks type, send and approve: an event a
+// script made (isTrusted false) does nothing, so script running in the page
+// cannot answer for them by dispatching events.
+//
+// The window's title names the prompt only once the script can take an
+// answer (and has put the focus where the person types): a person, or a
+// test standing for one, who waits for that title loses no key.
+var pageScript = "\n" + scriptJS
 
 // csp is the Content-Security-Policy of every response: nothing loads,
 // the page's script may talk only to the prompt itself (connect-src) and
@@ -76,116 +93,20 @@ func cspHash(s string) string {
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
-const pageHead = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>{{.Title}}</title>
-<style>` + pageStyle + `</style>
-</head>
-<body>
-<main>
-`
-
-const pageFoot = `</main>
-</body>
-</html>
-`
-
-// formBody is the prompt. The fields sit outside any form: the script
-// sends what is typed, encrypted, and nothing else can (a browser's
-// password manager sees no password form, and without JavaScript there is
-// no way to send it at all). The Cancel form works without JavaScript.
-// With a saved value, the page offers Approve (which sends no value: the
-// saved one never reaches the page), the account to use when several are
-// saved, and a field for what the store needs typed first. The final
-// states are in the page already; the script shows one.
-const formBody = `<h1>{{.Label}} for <code dir="ltr">{{.Service}}</code></h1>
-<dl>
-<dt>Asked by</dt><dd><code dir="ltr">{{.Agent}}</code></dd>
-<dt>Service</dt><dd><code dir="ltr">{{.Service}}</code></dd>
-<dt>Typed into</dt><dd>the focused {{.Noun}} field of <code dir="ltr">{{.Origin}}</code></dd>
-{{- if .As}}
-<dt>As</dt><dd><code dir="ltr">{{.As}}</code> (the account the page shows)</dd>
-{{- end}}
-{{- if .Via}}
-<dt>Typed by</dt><dd>{{.Via}}</dd>
-{{- end}}
-<dt>Open until</dt><dd>{{.Until}}</dd>
-</dl>
-{{- if .Watched}}
-<p class="note warn" id="watched" role="alert">A program is attached to the login page's tab over the
-DevTools Protocol (an agent's browser tools, say): it can run script in that page and read what goes
-into it, this {{.Noun}} too. Answer only if you trust what drives this browser.</p>
-{{- end}}
-{{- if .Stays}}
-<p class="note warn" id="stays" role="alert">The agent asked to leave the value in the field, unsubmitted:
-what you type stays there, where the page and any tool that reads it (the agent's browser tools
-included) can see it until the form is submitted.{{if .From}} A saved {{.Noun}} you approve is
-submitted at once and never left in the page.{{end}}</p>
-{{- else if not .Watched}}
-<p class="note">The agent never sees what you type or approve: fillgate types it into that
-field, submits the form and tells the agent only whether it worked.</p>
-{{- end}}
-<noscript><p class="msg" role="alert">This prompt needs JavaScript for 127.0.0.1: it encrypts what
-you type before it leaves this page, and without it nothing can be sent. You can still cancel.</p></noscript>
-{{- if .Message}}
-<p class="msg" role="alert">{{.Message}}</p>
-{{- end}}
-<div id="answer" hidden data-key="{{.Key}}" data-path="{{.Action}}" data-closes-in="{{.ClosesIn}}" data-closes-at="{{.ClosesAt}}" data-title="{{.Ready}}">
-{{- if .From}}
-<section id="saved" aria-labelledby="savedhead">
-<h2 id="savedhead">Use the saved {{.Noun}}</h2>
-<p id="from">{{.From}}{{if .As}}, as <code dir="ltr">{{.As}}</code>{{end}}</p>
-{{- if .Accounts}}
-<fieldset id="accounts"><legend>Which account?</legend>
-{{- range $i, $a := .Accounts}}
-<label class="choice"><input id="account-{{$i}}" type="radio" name="account" value="{{$a.Value}}"{{if eq $i 0}} checked{{end}}> <code dir="ltr">{{$a.Shown}}</code></label>
-{{- end}}
-</fieldset>
-{{- end}}
-{{- if .Ask}}
-<label for="ask">{{.Ask}}</label>
-<input id="ask" class="secret" type="text" spellcheck="false" autocapitalize="off" autocorrect="off" autocomplete="off" aria-describedby="masked">
-<p id="askempty" class="msg" role="alert" hidden>Nothing was typed. Type it, or choose Cancel.</p>
-{{- end}}
-<div class="buttons"><button id="approve" class="send" type="button">Approve</button></div>
-</section>
-<h2>Or type another {{.Noun}}</h2>
-{{- end}}
-<label for="value">{{.Label}}</label>
-<input id="value" class="secret" type="text" required spellcheck="false" autocapitalize="off" autocorrect="off"
- aria-describedby="masked" {{if .OTP}}autocomplete="one-time-code" inputmode="numeric"{{else}}autocomplete="off"{{end}}>
-<p id="masked" class="hint">The field shows the same dots however much you type: what you type stays out of this page.</p>
-<p id="empty" class="msg" role="alert" hidden>Nothing was typed. Type the {{.Noun}}, or choose Cancel.</p>
-{{- if .Remember}}
-<label class="choice"><input id="remember" type="checkbox"> Remember it in the system keychain</label>
-{{- end}}
-</div>
-<form id="cancelform" method="post" action="{{.Action}}">
-<input type="hidden" name="csrf" value="{{.CSRF}}">
-<div class="buttons">
-<button id="send" type="button" hidden{{if not .From}} class="send"{{end}}>Send</button>
-<button id="cancel" type="submit" name="action" value="cancel">Cancel</button>
-<span id="hint" class="hint" hidden>{{.Hint}}</span>
-</div>
-</form>
-{{- range .Finals}}
-<div class="final" data-when="{{.When}}" hidden><h2>{{.Headline}}</h2><p>{{.Detail}}</p></div>
-{{- end}}
-<script>` + pageScript + `</script>
-`
-
-const doneBody = `<h1>{{.Headline}}</h1>
-<p>{{.Detail}}</p>
-`
-
 var (
-	formPage = template.Must(template.New("form").Parse(pageHead + formBody + pageFoot))
-	donePage = template.Must(template.New("done").Parse(pageHead + doneBody + pageFoot))
+	formPage = parsePage("page/form.html")
+	donePage = parsePage("page/done.html")
 )
+
+// parsePage is layout.html around the "body" that the file body defines.
+// The style and script functions insert the inline style and script as
+// they are: their text is what the CSP hashes allow.
+func parsePage(body string) *template.Template {
+	return template.Must(template.New("layout.html").Funcs(template.FuncMap{
+		"style":  func() template.CSS { return template.CSS(pageStyle) },
+		"script": func() template.JS { return template.JS(pageScript) },
+	}).ParseFS(pageFiles, "page/layout.html", body))
+}
 
 // formData is what the form page shows. Every string is display text
 // (see display) and the template escapes it.

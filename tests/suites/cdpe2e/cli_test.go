@@ -88,7 +88,7 @@ func runWithBinary(m *testing.M) int {
 		return 1
 	}
 	out, err := exec.Command(goTool, "build", "-o", fillgateBin,
-		"-ldflags=-X github.com/fillgate/fillgate/internal/cdp.openerDirOverride="+openerDir,
+		"-ldflags=-X github.com/fillgate/fillgate/internal/opener.dirOverride="+openerDir,
 		"github.com/fillgate/fillgate").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build fillgate: %v\n%s", err, out)

@@ -1,4 +1,9 @@
-package cdp
+// Package opener opens the prompt's URL in the desktop's browser through
+// the OS opener (xdg-open, open, rundll32 url.dll,FileProtocolHandler)
+// without putting the URL in any process's argv: it hands the opener a
+// private page that leads to the URL, and removes the page when the
+// prompt ends.
+package opener
 
 import (
 	"context"
@@ -16,14 +21,14 @@ import (
 	"github.com/fillgate/fillgate/internal/dirs"
 )
 
-// DefaultLinger is how long SystemOpener's redirect page stays at most:
+// DefaultLinger is how long System's redirect page stays at most:
 // long enough for the opener to start a browser that was not running.
 const DefaultLinger = 30 * time.Second
 
 // redirectName is the redirect page's file name in its private directory.
 const redirectName = "prompt.html"
 
-// SystemOpener opens the prompt in the desktop's browser through the OS
+// System opens the prompt in the desktop's browser through the OS
 // opener (xdg-open, open, rundll32 url.dll,FileProtocolHandler) without
 // putting the prompt URL in any process's argv, where every local user
 // could read it (/proc/<pid>/cmdline) for as long as the opener, or a
@@ -40,7 +45,7 @@ const redirectName = "prompt.html"
 // needs to reach the user's session (DISPLAY, WAYLAND_DISPLAY,
 // XAUTHORITY, DBUS_SESSION_BUS_ADDRESS, HOME, XDG_*, ...), a fixed PATH,
 // and nothing else of the caller's (BROWSER included).
-type SystemOpener struct {
+type System struct {
 	// Launch opens the file at path (absolute) in the desktop's browser.
 	// Nil means the OS opener. Tests play the opener here: they read the
 	// prompt URL from the file and answer as the browser would.
@@ -53,15 +58,10 @@ type SystemOpener struct {
 	Linger time.Duration
 }
 
-// systemOpen is the default Options.OpenURL.
-func systemOpen(ctx context.Context, promptURL string) error {
-	return SystemOpener{}.OpenURL(ctx, promptURL)
-}
-
 // OpenURL opens promptURL (an http URL) through a redirect page, and fits
-// Options.OpenURL. ctx is the prompt's life: the page is removed when it
+// cdp.Options.OpenURL. ctx is the prompt's life: the page is removed when it
 // ends. Errors never quote the URL.
-func (o SystemOpener) OpenURL(ctx context.Context, promptURL string) error {
+func (o System) OpenURL(ctx context.Context, promptURL string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("open the prompt: %w", err)
 	}
@@ -98,7 +98,7 @@ func (o SystemOpener) OpenURL(ctx context.Context, promptURL string) error {
 // makeDir makes the fresh private directory for one redirect page, and
 // clears out pages older than twice linger that a process which ended
 // too soon left behind.
-func (o SystemOpener) makeDir(linger time.Duration) (string, error) {
+func (o System) makeDir(linger time.Duration) (string, error) {
 	parent, err := o.parentDir()
 	if err != nil {
 		return "", fmt.Errorf("the directory for the redirect page: %w", err)
@@ -117,7 +117,7 @@ func (o SystemOpener) makeDir(linger time.Duration) (string, error) {
 
 // parentDir is the private directory the page directories go in, or ""
 // for the system temp directory.
-func (o SystemOpener) parentDir() (string, error) {
+func (o System) parentDir() (string, error) {
 	if o.Dir != "" {
 		return o.Dir, dirs.Ensure(o.Dir)
 	}
@@ -210,12 +210,12 @@ func (p *redirectPage) remove() {
 	})
 }
 
-// openerDirOverride, when set at link time (go build -ldflags
-// "-X github.com/fillgate/fillgate/internal/cdp.openerDirOverride=DIR"),
+// dirOverride, when set at link time (go build -ldflags
+// "-X github.com/fillgate/fillgate/internal/opener.dirOverride=DIR"),
 // replaces the system directories the opener is looked up in. Only test
 // builds set it, so that a test can play the opener of a built binary;
 // nothing at run time can change it.
-var openerDirOverride string
+var dirOverride string
 
 // launcher runs the OS opener on a file.
 type launcher struct {
@@ -232,8 +232,8 @@ type launcher struct {
 // trimmed to what the desktop needs.
 func defaultLauncher() launcher {
 	l := osLauncher(os.Environ())
-	if openerDirOverride != "" {
-		l.dirs = filepath.SplitList(openerDirOverride)
+	if dirOverride != "" {
+		l.dirs = filepath.SplitList(dirOverride)
 	}
 	return l
 }

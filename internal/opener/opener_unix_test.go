@@ -1,6 +1,6 @@
 //go:build !windows
 
-package cdp
+package opener
 
 import (
 	"os"

@@ -1,49 +1,3 @@
-package prompt
-
-// pageScript runs the form. It is the only script on any page, allowed by
-// its hash in the CSP, so it must reach the browser byte for byte as
-// written here; everything it needs is in the page's data-* attributes.
-// It encrypts each answer to the prompt's key before it leaves the page
-// (PROTOCOL.md, "The encrypted answer"), padded with spaces to a
-// multiple of 4096 bytes so that its size says nothing of the value's
-// length, clears the fields, and posts
-// with fetch, so no response is ever rendered as a page and no form is
-// ever submitted for the browser to remember. It disables everything at
-// the page's own deadline (the earlier of the time left when it was
-// served, counted from when the script runs, and that moment on the
-// clock, so that a slow load cannot move it past fillgate's), and as soon
-// as its watch on the prompt ends (fillgate answered, closed the prompt or
-// went away; "expired" when the deadline has passed by then). Its state is
-// "open", "busy" while an answer is on its way, then the final state
-// finish shows.
-//
-// The answers: Send (the typed value, with the Remember box and the
-// account picked when the page offers them) and, when a saved value is
-// offered, Approve (the account picked, and what the store needs typed,
-// such as a KeePassXC database password). Approve sends no value: the
-// saved one never reaches the page.
-//
-// What the person types (the value, and what the store needs) lives only
-// in the script's closure, never in the page: every edit of a field goes
-// through its beforeinput handler (typing and pasting append, Backspace
-// takes the last character back, an edit of everything after select-all
-// or any other deletion starts over; IME text is taken at
-// compositionend), and the field shows the same mask whatever it holds.
-// So nothing that reads the page (an agent's snapshot of this tab, the
-// accessibility tree, a password manager) learns the value or even its
-// length.
-//
-// Only the person's own keys and clicks type, send and approve: an event a
-// script made (isTrusted false) does nothing, so script running in the page
-// cannot answer for them by dispatching events.
-//
-// html/template drops JavaScript comments, which would break the hash, so
-// the script has none.
-//
-// The window's title names the prompt only once the script can take an
-// answer (and has put the focus where the person types): a person, or a
-// test standing for one, who waits for that title loses no key.
-const pageScript = `
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -232,4 +186,3 @@ const pageScript = `
   if (expired()) finish("expired");
   else (askField || approveButton || field).focus();
 })();
-`

@@ -1,6 +1,6 @@
 //go:build !darwin && !windows
 
-package cdp
+package opener
 
 import (
 	"os"
@@ -12,9 +12,8 @@ import (
 
 // TestNoDesktopFailsAtOnce: without DISPLAY or WAYLAND_DISPLAY the
 // freedesktop opener has no browser to show the prompt in: launching it is
-// an error before anything runs, and OpenPrompt through the real opener
-// says how to fix it, all in well under the 2 s a headless machine may
-// take to say so.
+// an error before anything runs, in well under the 2 s a headless machine
+// may take to say so.
 func TestNoDesktopFailsAtOnce(t *testing.T) {
 	ctx := openerCtx(t)
 	dir := t.TempDir()

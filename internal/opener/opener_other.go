@@ -1,6 +1,6 @@
 //go:build !darwin && !windows
 
-package cdp
+package opener
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package cdp
+package opener
 
 import (
 	"context"
@@ -52,10 +52,10 @@ type seenPage struct {
 	dirOK, regularOK bool
 }
 
-// recordingOpener is a SystemOpener under dir whose Launch records the
+// recordingOpener is a System under dir whose Launch records the
 // page it is handed.
-func recordingOpener(t *testing.T, dir string, seen *[]seenPage) SystemOpener {
-	return SystemOpener{Dir: dir, Launch: func(_ context.Context, path string) error {
+func recordingOpener(t *testing.T, dir string, seen *[]seenPage) System {
+	return System{Dir: dir, Launch: func(_ context.Context, path string) error {
 		s := seenPage{path: path}
 		if di, err := os.Lstat(filepath.Dir(path)); err == nil {
 			s.dirMode, s.dirOK = di.Mode().Perm(), di.IsDir()
@@ -154,7 +154,7 @@ func TestSystemOpenerRemovesThePage(t *testing.T) {
 		ctx := openerCtx(t)
 		parent := privateDir(t)
 		var path string
-		o := SystemOpener{Dir: parent, Launch: func(_ context.Context, p string) error {
+		o := System{Dir: parent, Launch: func(_ context.Context, p string) error {
 			path = p
 			return errors.New("no display")
 		}}
@@ -170,7 +170,7 @@ func TestSystemOpenerRemovesThePage(t *testing.T) {
 		ctx := openerCtx(t)
 		parent := filepath.Join(t.TempDir(), "open")
 		ran := false
-		o := SystemOpener{Dir: parent, Launch: func(context.Context, string) error { ran = true; return nil }}
+		o := System{Dir: parent, Launch: func(context.Context, string) error { ran = true; return nil }}
 		ended, cancel := context.WithCancel(ctx)
 		cancel()
 		if err := o.OpenURL(ended, promptURL); err == nil {
@@ -268,7 +268,7 @@ func TestOpenerDirsIgnorePATH(t *testing.T) {
 			t.Errorf("the opener's PATH is the caller's")
 		}
 	}
-	if openerDirOverride != "" {
+	if dirOverride != "" {
 		t.Errorf("this test binary was linked with an opener dir override")
 	}
 }

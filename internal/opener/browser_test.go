@@ -1,4 +1,4 @@
-package cdp_test
+package opener_test
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,17 +15,15 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	hostcdp "github.com/fillgate/fillgate/internal/cdp"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/opener"
 	"github.com/fillgate/fillgate/internal/prompt"
-	"github.com/fillgate/fillgate/tests/fakes/fakecdp"
-	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
 // TestSystemOpenerPageInRealChromium plays the system opener with real
-// Chromium: the page SystemOpener writes is opened as a file:// URL in a
+// Chromium: the page System writes is opened as a file:// URL in a
 // tab, its meta refresh leads to a real prompt, which loads, takes the
 // human's keystrokes and hands over the value; the page holds no value
 // and is gone once the prompt ends.
@@ -50,7 +47,7 @@ func TestSystemOpenerPageInRealChromium(t *testing.T) {
 	var tab context.Context
 	var pagePath string
 	var pageContent []byte
-	opener := hostcdp.SystemOpener{Dir: filepath.Join(t.TempDir(), "open"), Launch: func(_ context.Context, path string) error {
+	o := opener.System{Dir: filepath.Join(t.TempDir(), "open"), Launch: func(_ context.Context, path string) error {
 		pagePath = path
 		pageContent, _ = os.ReadFile(path)
 		var cancelTab context.CancelFunc
@@ -58,7 +55,7 @@ func TestSystemOpenerPageInRealChromium(t *testing.T) {
 		t.Cleanup(cancelTab)
 		return chromedp.Do(tab, chromedp.Navigate("file://"+path))
 	}}
-	if err := opener.OpenURL(life, p.URL()); err != nil {
+	if err := o.OpenURL(life, p.URL()); err != nil {
 		t.Fatalf("open: %v", err)
 	}
 	ready := `document.readyState === "complete" && location.href === ` + strconv.Quote(p.URL()) +
@@ -114,51 +111,4 @@ func TestSystemOpenerPageInRealChromium(t *testing.T) {
 		}
 	}
 	leakscan.Bytes(t, secret, "Chromium's output", []byte(c.Output()))
-}
-
-// TestOpenPromptThroughSystemOpener: Browser.OpenPrompt with the system
-// opener hands the opener a page, never the URL, and the page goes when
-// the engine ends the prompt after closing its window.
-func TestOpenPromptThroughSystemOpener(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s := fakecdp.New(t)
-	const promptURL = "http://127.0.0.1:4321/n0nce"
-	var got []string
-	opener := hostcdp.SystemOpener{Dir: filepath.Join(t.TempDir(), "open"), Launch: func(_ context.Context, path string) error {
-		got = append(got, path)
-		return nil
-	}}
-	b, err := hostcdp.Connect(ctx, hostcdp.Endpoint{URL: s.URL, Source: hostcdp.SourceFillgateEnv}, hostcdp.Options{OpenURL: opener.OpenURL})
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer func() { _ = b.Close() }()
-	pctx, end := context.WithCancel(ctx)
-	defer end()
-	win, err := b.OpenPrompt(pctx, promptURL)
-	if err != nil {
-		t.Fatalf("open the prompt: %v", err)
-	}
-	if len(got) != 1 || strings.Contains(got[0], "n0nce") || strings.Contains(got[0], "4321") {
-		t.Fatalf("the opener was given %q, want one page path", got)
-	}
-	if target, err := fakehuman.RedirectTarget(got[0]); err != nil || target != promptURL {
-		t.Fatalf("the page leads to %q (%v)", target, err)
-	}
-	// What the engine does when the prompt is over.
-	if err := win.Close(ctx); err != nil {
-		t.Fatalf("close: %v", err)
-	}
-	end()
-	for {
-		if _, err := os.Lstat(filepath.Dir(got[0])); errors.Is(err, os.ErrNotExist) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the redirect page outlived the prompt")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
