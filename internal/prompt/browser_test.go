@@ -31,9 +31,17 @@ const watchCSP = `window.__cspViolations = [];
 document.addEventListener("securitypolicyviolation", e => window.__cspViolations.push(e.violatedDirective));`
 
 // openInChromium loads url in a new tab, watching for CSP violations,
-// brings the tab to the front as a popup window would be, and waits until
-// the page has been rendered once.
+// brings it to the front and waits for its first frame.
 func openInChromium(t *testing.T, browserCtx context.Context, url string) context.Context {
+	t.Helper()
+	tab := newChromiumTab(t, browserCtx)
+	loadInTab(t, tab, url)
+	return tab
+}
+
+// newChromiumTab opens a blank tab that watches for CSP violations, for
+// loadInTab; a test with a short deadline opens it before the clock starts.
+func newChromiumTab(t *testing.T, browserCtx context.Context) context.Context {
 	t.Helper()
 	tab, cancel := chromedp.NewContext(browserCtx)
 	t.Cleanup(cancel)
@@ -43,6 +51,13 @@ func openInChromium(t *testing.T, browserCtx context.Context, url string) contex
 	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchCSP}); err != nil {
 		t.Fatalf("watch CSP: %v", err)
 	}
+	return tab
+}
+
+// loadInTab loads url in tab, brings it to the front and waits for the
+// page's first frame.
+func loadInTab(t *testing.T, tab context.Context, url string) {
+	t.Helper()
 	if err := chromedp.Do(tab, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("navigate: %v", err)
 	}
@@ -56,7 +71,6 @@ func openInChromium(t *testing.T, browserCtx context.Context, url string) contex
 		`new Promise(r => requestAnimationFrame(() => r()))`, chromedp.EvalAwaitPromise)); err != nil {
 		t.Fatalf("wait for a frame: %v", err)
 	}
-	return tab
 }
 
 // eval runs a JavaScript expression in tab.

@@ -129,8 +129,9 @@ func TestPageDisablesItselfAtItsDeadline(t *testing.T) {
 	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
 	bctx := c.Attach(t, ctx)
 	secret := leakscan.NewSecret(t)
+	tab := newChromiumTab(t, bctx) // before the prompt's 5 s start
 	pp := startPromptProcess(t, ctx, 5*time.Second)
-	tab := openInChromium(t, bctx, pp.url)
+	loadInTab(t, tab, pp.url)
 	rec := browser.Record(t, tab)
 	pp.signal(t, syscall.SIGSTOP)
 	defer pp.signal(t, syscall.SIGCONT)
