@@ -17,7 +17,6 @@ type policyCmd struct {
 	Check   policyCheckCmd   `cmd:"" help:"Validate a policy file; errors name the line and column."`
 	Show    policyShowCmd    `cmd:"" help:"Print the effective policy: every setting, defaults included."`
 	Example policyExampleCmd `cmd:"" help:"Print an example policy file documenting every key."`
-	Migrate policyMigrateCmd `cmd:"" help:"Convert a policy file in the old line format to TOML, keeping a backup."`
 }
 
 // policyPath is file, or the policy file fillgate reads.
@@ -61,28 +60,6 @@ func (c *policyShowCmd) Run(a *app) error {
 	}
 	_, err = a.stdout.Write(p.Format())
 	return err
-}
-
-type policyMigrateCmd struct {
-	File string `arg:"" optional:"" help:"The file to convert. Default: the policy file fillgate reads." type:"path"`
-}
-
-func (c *policyMigrateCmd) Run(a *app) error {
-	path, err := policyPath(a, c.File)
-	if err != nil {
-		return err
-	}
-	res, err := policy.MigrateFile(path)
-	switch {
-	case err != nil:
-		fmt.Fprintf(a.stderr, "%v\n", err)
-		return exitCode(1)
-	case res.Converted:
-		fmt.Fprintf(a.stdout, "converted %s to TOML; the old file is %s\n", path, res.Backup)
-	default:
-		fmt.Fprintf(a.stdout, "%s: nothing to convert (no file, or already TOML)\n", path)
-	}
-	return nil
 }
 
 type policyExampleCmd struct{}

@@ -40,29 +40,3 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
-
-// FuzzMigrate: a file the old reader accepts converts to TOML that says
-// the same (Migrate checks that itself), and is refused as the old format.
-func FuzzMigrate(f *testing.F) {
-	f.Add([]byte("prompt_budget = 90s\nrate_limit = 6/1m\ncdp_url = http://127.0.0.1:9222\n"))
-	f.Add([]byte("cdp_allow_hosts = a.lan, ::2\ncdp_url = ws://a.lan:1/x\n[service a.test]\nagents = /a, /b\n"))
-	f.Add([]byte("\ufeffvia = auto # c\r\n[ service  GitHub.com ]\r\nframe_ancestors = https://p.test\r\n"))
-	f.Add([]byte("[service a.test]\nagents = /opt/a\"b\\c, /x#y\nfields = otp # c\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		want, err := ParseLegacy("f", data)
-		if err != nil {
-			return
-		}
-		converted, err := Migrate("f", data)
-		if err != nil {
-			t.Fatalf("Migrate of a valid old file: %v", err)
-		}
-		got, err := Parse("converted", converted)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("Parse(Migrate) = %+v, %v; want %+v", got, err, want)
-		}
-		if _, err := Parse("f", data); err == nil && !reflect.DeepEqual(want, Default()) {
-			t.Fatalf("an old-format file with settings parses as TOML")
-		}
-	})
-}

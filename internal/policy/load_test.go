@@ -89,7 +89,7 @@ func TestCheck(t *testing.T) {
 
 	old := writePolicy(t, "via = cdp\n")
 	report, ok = Check(old)
-	if ok || !strings.Contains(report, old+": in the old line format:\n") || !strings.Contains(report, "fillgate policy migrate") {
+	if ok || !strings.Contains(report, old+": in the old line format:\n") || !strings.Contains(report, "rewrite it in TOML") || !strings.Contains(report, "`fillgate policy example`") {
 		t.Errorf("Check(old format) = %v, %s", ok, report)
 	}
 

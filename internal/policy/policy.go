@@ -8,9 +8,8 @@
 // `[service."HOST[:PORT]"]` table per service. It is decoded strictly:
 // unknown keys, wrong types and invalid values are errors that name the
 // line and column. A missing file means the defaults. A file in the old
-// line format is refused with the advice to run `fillgate policy migrate`,
-// which converts it (ParseLegacy reads the old format for that, and only
-// for that). The agent never chooses the policy: the host and the CLI read
+// line format of fillgate 0.1.0 is refused with the advice to rewrite it
+// in TOML. The agent never chooses the policy: the host and the CLI read
 // it from the user's config dir.
 package policy
 

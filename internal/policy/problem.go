@@ -7,7 +7,8 @@ import (
 )
 
 // ErrOldFormat is what a *ParseError for a policy file in the old line
-// format wraps: `fillgate policy migrate` converts such a file.
+// format of fillgate 0.1.0 wraps: fillgate no longer reads it, and the
+// person rewrites it in TOML.
 var ErrOldFormat = errors.New("a policy file in the old line format")
 
 // Problem is one problem in a policy file.

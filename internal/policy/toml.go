@@ -53,16 +53,15 @@ type ruleDoc struct {
 //
 // Unknown keys, values of the wrong type, a key or table given twice, and
 // invalid values are errors. A file in the old line format is refused
-// with the advice to run `fillgate policy migrate` (the error wraps
-// ErrOldFormat).
+// with the advice to rewrite it in TOML (the error wraps ErrOldFormat).
 func Parse(name string, data []byte) (*Policy, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var d fileDoc
 	if err := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().Decode(&d); err != nil {
 		probs := decodeProblems(name, data, err)
-		if _, lerr := ParseLegacy(name, data); lerr == nil {
+		if oldFormat(data, probs[0].Line) {
 			first := probs[0]
-			first.Message = "this policy file is in fillgate's old line format, which fillgate no longer reads: run `fillgate policy migrate` to convert it to TOML (it keeps the old file as a backup)"
+			first.Message = oldFormatAdvice
 			return nil, &ParseError{Problems: []Problem{first}, oldFormat: true}
 		}
 		return nil, &ParseError{Problems: probs}
@@ -96,8 +95,8 @@ func decodeProblems(name string, data []byte, err error) []Problem {
 	if errors.As(err, &de) {
 		line, col := de.Position()
 		msg := decodeMessage(de.Key(), strings.TrimPrefix(de.Error(), "toml: "))
-		if looksLegacy(data, line) {
-			msg += " (this line looks like fillgate's old line format: `fillgate policy migrate` converts such a file)"
+		if looksOld(data, line) {
+			msg += " (this line looks like fillgate's old line format, which fillgate no longer reads: write it in TOML, as `fillgate policy example` shows)"
 		}
 		return []Problem{{File: name, Line: line, Column: col, Message: msg}}
 	}
@@ -170,15 +169,50 @@ func tomlTypeNoun(typ string) string {
 	return typ
 }
 
-// legacyLine matches a line only the old format would write: a
-// [service HOST] header or a known key with a bare value.
-var legacyLine = regexp.MustCompile(`^\s*(\[\s*service\s+[^\]"]+\]|(` + strings.Join(append(legacyTopKeys(), legacyRuleKeys()...), "|") + `)\s*=\s*[^\s"'\[\]{}])`)
+// oldFormatAdvice is the one problem of a file in the old line format.
+const oldFormatAdvice = "this policy file is in fillgate's old line format (fillgate 0.1.0), which fillgate no longer reads: " +
+	"rewrite it in TOML, with quoted values and [service.\"HOST\"] tables; `fillgate policy example` prints a policy file that documents every key"
 
-// looksLegacy reports whether line n (1-based) of data looks like the old
+// oldKeys are the keys the old line format knew, at the top of the file
+// and in a [service HOST] section.
+func oldKeys() []string {
+	return []string{keyPromptBudget, keyCooldown, keyRateLimit, keyCDPURL, keyCDPAllowHosts, keyPromptOpener, keyVia,
+		keyFrameAncestors, keyAgents, keyFields, keyAllowVia}
+}
+
+// oldLine matches a line only the old format would write: a
+// [service HOST] header or a known key with a bare value.
+var oldLine = regexp.MustCompile(`^\s*(\[\s*service\s+[^\]"]+\]|(` + strings.Join(oldKeys(), "|") + `)\s*=\s*[^\s"'\[\]{}])`)
+
+// looksOld reports whether line n (1-based) of data looks like the old
 // format.
-func looksLegacy(data []byte, n int) bool {
+func looksOld(data []byte, n int) bool {
 	lines := bytes.Split(data, []byte("\n"))
-	return n >= 1 && n <= len(lines) && legacyLine.Match(lines[n-1])
+	return n >= 1 && n <= len(lines) && oldLine.Match(lines[n-1])
+}
+
+// oldFormat reports whether data, which the TOML decoder refused at line
+// n, is a file in the old line format: line n is not TOML even alone (a
+// bare word, not a value of the wrong type), the file has a setting or a
+// header, and every one it has looks like the old format (comments and
+// blank lines aside). A TOML file with one such line among others is a
+// TOML file with a mistake.
+func oldFormat(data []byte, n int) bool {
+	lines := bytes.Split(data, []byte("\n"))
+	if n < 1 || n > len(lines) || toml.Unmarshal(lines[n-1], &map[string]any{}) == nil {
+		return false
+	}
+	found := false
+	for _, l := range lines {
+		switch t := bytes.TrimSpace(l); {
+		case len(t) == 0 || t[0] == '#':
+		case oldLine.Match(l):
+			found = true
+		default:
+			return false
+		}
+	}
+	return found
 }
 
 // positions maps key paths (pathKey) to where they are in the file: the

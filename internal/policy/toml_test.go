@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -271,91 +270,37 @@ func TestParseErrors(t *testing.T) {
 func TestOldFormatIsRefused(t *testing.T) {
 	old := "# my policy\nprompt_budget = 2m\n\n[service github.com]\nfields = password\n"
 	_, err := Parse("old.policy", []byte(old))
-	if !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "run `fillgate policy migrate`") || !strings.HasPrefix(err.Error(), "old.policy:2:") {
-		t.Fatalf("Parse(old format) = %v; want the advice to migrate", err)
+	if !errors.Is(err, ErrOldFormat) || !strings.HasPrefix(err.Error(), "old.policy:2:") || strings.Count(err.Error(), "\n") != 0 {
+		t.Fatalf("Parse(old format) = %v; want one problem on line 2, wrapping ErrOldFormat", err)
 	}
-	converted, err := Migrate("old.policy", []byte(old))
-	if err != nil {
-		t.Fatalf("Migrate: %v", err)
+	for _, advice := range []string{"old line format", "no longer reads", "rewrite it in TOML", "`fillgate policy example`"} {
+		if !strings.Contains(err.Error(), advice) {
+			t.Errorf("Parse(old format) = %v; want it to say %q", err, advice)
+		}
 	}
-	want := "# my policy\nprompt_budget = \"2m\"\n\n[service.\"github.com\"]\nfields = [\"password\"]\n"
-	if string(converted) != want {
-		t.Fatalf("Migrate =\n%s\nwant\n%s", converted, want)
+	// The advice holds: the same file in TOML says what the old one said.
+	rewritten := "# my policy\nprompt_budget = \"2m\"\n\n[service.\"github.com\"]\nfields = [\"password\"]\n"
+	p, err := Parse("rewritten.policy", []byte(rewritten))
+	if err != nil || p.PromptBudget != 2*time.Minute || len(p.Rules) != 1 || p.Rules[0].Service != "github.com" || !slices.Equal(p.Rules[0].Fields, []string{"password"}) {
+		t.Fatalf("Parse(rewritten) = %+v, %v", p, err)
 	}
-	// A broken old-format file is not taken for TOML nor converted; the
-	// line that looks old gets the hint.
+	// Every shape of old file is refused as one: settings only, headers,
+	// comments, a byte order mark and CRLF line ends.
+	for _, old := range []string{
+		"prompt_budget = 90s\nrate_limit = 6/1m\ncdp_url = http://127.0.0.1:9222\n",
+		"cdp_allow_hosts = a.lan, ::2\ncdp_url = ws://a.lan:1/x\n[service a.test]\nagents = /a, /b\n",
+		"\ufeffvia = auto # c\r\n[ service  GitHub.com ]\r\nframe_ancestors = https://p.test\r\n",
+		"[service a.test]\nagents = /opt/a\"b\\c, /x#y\nfields = otp # c\n",
+	} {
+		if _, err := Parse("old.policy", []byte(old)); !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "`fillgate policy example`") {
+			t.Errorf("Parse(%q) = %v; want it refused as the old format", old, err)
+		}
+	}
+	// A file with a line that only looks old is not taken for the old
+	// format; that line gets the hint.
 	_, err = Parse("broken.policy", []byte("via = auto\nbogus = 1\n"))
-	if errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "broken.policy:1:7:") || !strings.Contains(err.Error(), "policy migrate") {
+	if errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "broken.policy:1:7:") || !strings.Contains(err.Error(), "`fillgate policy example`") {
 		t.Fatalf("Parse(broken old format) = %v", err)
-	}
-	if _, err := Migrate("broken.policy", []byte("via = auto\nbogus = 1\n")); err == nil || !strings.Contains(err.Error(), "broken.policy:2: unknown key") {
-		t.Fatalf("Migrate(broken) = %v; want the old reader's problems", err)
-	}
-}
-
-func TestMigrateFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "policy")
-	old := "# comment kept\r\nvia = cdp   # trailing\r\n[ service  Nas.lan ]\r\nagents = C:\\Tools\\agent.exe\r\n"
-	if runtime.GOOS != "windows" {
-		old = strings.ReplaceAll(old, `C:\Tools\agent.exe`, `/opt/a"b\c`)
-	}
-	if err := os.WriteFile(path, []byte(old), 0o640); err != nil {
-		t.Fatal(err)
-	}
-	res, err := MigrateFile(path)
-	if err != nil || !res.Converted || res.Backup != path+".bak" {
-		t.Fatalf("MigrateFile = %+v, %v", res, err)
-	}
-	if b, _ := os.ReadFile(res.Backup); string(b) != old {
-		t.Fatalf("the backup is not the old file: %q", b)
-	}
-	got, err := Load(path)
-	if err != nil {
-		t.Fatalf("Load(migrated): %v", err)
-	}
-	want, _ := ParseLegacy("old", []byte(old))
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("migrated = %+v; want %+v", got, want)
-	}
-	text, _ := os.ReadFile(path)
-	for _, keep := range []string{"# Converted from fillgate's old policy format", "the old file is policy.bak", "# comment kept\r\n", "via = \"cdp\"   # trailing\r\n", "[service.\"Nas.lan\"]\r\n"} {
-		if !strings.Contains(string(text), keep) {
-			t.Errorf("the migrated file does not hold %q:\n%s", keep, text)
-		}
-	}
-	if runtime.GOOS != "windows" {
-		if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
-			t.Errorf("the migrated file has mode %v; want the old file's 0640", fi.Mode().Perm())
-		}
-	}
-	// Again: already TOML, nothing written.
-	if res, err := MigrateFile(path); err != nil || res.Converted {
-		t.Fatalf("MigrateFile(TOML) = %+v, %v; want nothing done", res, err)
-	}
-	// A second old file backs up next to the first backup.
-	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if res, err := MigrateFile(path); err != nil || res.Backup != path+".bak.2" {
-		t.Fatalf("MigrateFile (second) = %+v, %v; want backup .bak.2", res, err)
-	}
-	// Missing: nothing to do. Broken: untouched.
-	if res, err := MigrateFile(filepath.Join(dir, "none")); err != nil || res.Converted {
-		t.Fatalf("MigrateFile(missing) = %+v, %v", res, err)
-	}
-	broken := filepath.Join(dir, "broken")
-	if err := os.WriteFile(broken, []byte("via = sideways\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := MigrateFile(broken); err == nil {
-		t.Fatal("MigrateFile(broken) succeeded")
-	}
-	if b, _ := os.ReadFile(broken); string(b) != "via = sideways\n" {
-		t.Fatal("MigrateFile changed a broken file")
-	}
-	if _, err := os.Stat(broken + ".bak"); err == nil {
-		t.Fatal("MigrateFile backed up a file it did not convert")
 	}
 }
 
