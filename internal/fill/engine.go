@@ -19,22 +19,6 @@ var ErrBrowserGone = errors.New("the browser disconnected")
 // closed before the request finished.
 var ErrAgentGone = errors.New("the agent disconnected")
 
-// Policy decides whether a request may go ahead. The policy package
-// implements it; the Engine never decides on its own.
-type Policy interface {
-	// NormalizeService returns the canonical form of service, or refuses a
-	// malformed service or a bare public suffix.
-	NormalizeService(service string) (string, error)
-	// Decide evaluates the inspected page against the request: origin and
-	// frame chain, field kind and state, where the field's form sends the
-	// value, agent. detail explains a refusal.
-	Decide(service, field string, agent Agent, in Inspection, via string) (allow bool, detail string)
-	// ThenFor says what follows the insert on the inspected page when the
-	// agent asked for asked (ThenSubmit or ThenNone): the effective value,
-	// or allow false and a detail when the policy forbids it.
-	ThenFor(in Inspection, asked string) (then string, allow bool, detail string)
-}
-
 // Limits are the Engine's budgets.
 type Limits struct {
 	PromptBudget  time.Duration // how long the human has; past it: no_response

@@ -6,6 +6,198 @@ import (
 	"time"
 )
 
+// The ports: every interface the Engine talks through, each with the
+// values only it exchanges. The browser (the extension over native
+// messaging, or CDP), the person's policy, the Engine's memory between
+// requests, where a saved value comes from (Planner, Source), leases, the
+// notice of a fill with no prompt, the prompt (the loopback page, or a
+// native dialog) and the audit log.
+
+// Browser is the port to the user's browser: the extension over native
+// messaging, or CDP. Errors are transport failures; a check that fails in
+// the page is reported in the Inspection or the Verdict, not as an error.
+type Browser interface {
+	// Via names the path: ViaExtension or ViaCDP.
+	Via() string
+	// Inspect finds the focused field (in req.Tab / req.Frame when set) and
+	// remembers it for Insert.
+	Inspect(ctx context.Context, req Request) (Inspection, error)
+	// OpenPrompt shows the loopback prompt at url to the human.
+	OpenPrompt(ctx context.Context, url string) (PromptWindow, error)
+	// Drivable reports whether anything but the person can drive the
+	// browser the loopback prompt would open in: remote debugging, an
+	// attached debugger, automation. The CDP path always can. An error
+	// means it cannot tell, which the Engine takes as "it can".
+	Drivable(ctx context.Context) (Drive, error)
+	// Insert re-checks origin, element, kind and the form's destinations
+	// in the page and, only if all still hold, inserts value; then, with
+	// opt.Then submit, submits the form and makes sure the value is no
+	// longer in the page when it returns. The caller zeroes value
+	// afterwards; implementations must not keep it.
+	Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error)
+}
+
+// PromptWindow is a prompt page the browser opened for the human.
+type PromptWindow interface {
+	// Closed is closed when the human closes the window without answering.
+	// It may be nil when the opener cannot tell.
+	Closed() <-chan struct{}
+	// Close closes the window; it is safe to call more than once.
+	Close(ctx context.Context) error
+}
+
+// InsertOptions says what follows the insert.
+type InsertOptions struct {
+	// Then is ThenSubmit or ThenNone ("" means ThenSubmit).
+	Then string
+}
+
+// Policy decides whether a request may go ahead. The policy package
+// implements it; the Engine never decides on its own.
+type Policy interface {
+	// NormalizeService returns the canonical form of service, or refuses a
+	// malformed service or a bare public suffix.
+	NormalizeService(service string) (string, error)
+	// Decide evaluates the inspected page against the request: origin and
+	// frame chain, field kind and state, where the field's form sends the
+	// value, agent. detail explains a refusal.
+	Decide(service, field string, agent Agent, in Inspection, via string) (allow bool, detail string)
+	// ThenFor says what follows the insert on the inspected page when the
+	// agent asked for asked (ThenSubmit or ThenNone): the effective value,
+	// or allow false and a detail when the policy forbids it.
+	ThenFor(in Inspection, asked string) (then string, allow bool, detail string)
+}
+
+// State is the Engine's memory between requests: which services have an
+// open prompt, which agent/service pairs are cooling down after a prompt
+// nobody answered, and the per-agent request rate. It never holds a value.
+// The host keeps it in memory; separate `fillgate fill` processes on the CDP
+// path keep it in the state dir.
+type State interface {
+	// Claim marks a prompt for service as open, or returns ErrBusy.
+	Claim(service string) (release func(), err error)
+	// CoolingDown reports whether agent must not be prompted for service
+	// before the returned time.
+	CoolingDown(agentKey, service string, now time.Time) (until time.Time, ok bool)
+	// NoteNoResponse starts a cool-down for agent and service.
+	NoteNoResponse(agentKey, service string, until time.Time) error
+	// Allow counts one request by agent and reports whether it is within
+	// limit requests per window.
+	Allow(agentKey string, now time.Time, limit int, window time.Duration) bool
+}
+
+// ErrBusy is returned by State.Claim when a prompt for the service is open.
+var ErrBusy = errors.New("a prompt for this service is already open")
+
+// Planner is the port to the person's policy, OS keyring and password
+// stores: the host implements it; the Engine never switches on stores.
+type Planner interface {
+	// Plan says how the fill q gets its value.
+	Plan(ctx context.Context, q PlanQuery) (Plan, error)
+	// Remember stores a value the person typed and asked to remember, for
+	// service, field and account, in the OS keyring, and returns its new
+	// stamp (Plan.Stamps). Its errors hold no account.
+	Remember(ctx context.Context, service, field, account string, value []byte) (stamp string, err error)
+}
+
+// PlanQuery is what a Planner plans for: a request the policy allowed on
+// the inspected page.
+type PlanQuery struct {
+	Service string // canonical
+	Field   string
+	Agent   Agent
+	In      Inspection
+	Via     string
+}
+
+// Warmer is a Planner that can start reading what is saved for a service
+// (names only, never a value) while the page is inspected, so that Plan,
+// after the inspect, does not wait for it. Warm returns at once.
+type Warmer interface {
+	Warm(ctx context.Context, service, field string)
+}
+
+// Source is where a saved value comes from: the OS keyring or the
+// person's own password store. The host builds it from the person's
+// policy; the Engine only asks it, after the fill was approved.
+type Source interface {
+	// Describe names the source for the prompt and the notice ("from
+	// pass: work/github"). It holds no secret. The agent never sees it.
+	Describe() string
+	// Fetch returns the value for req now (a one-time code is computed
+	// now). The caller zeroes it. Its errors are *SourceError.
+	Fetch(ctx context.Context, req FetchRequest) ([]byte, error)
+}
+
+// FetchRequest is what a Source is told about one fill. It never holds a
+// value.
+type FetchRequest struct {
+	Service string // canonical
+	Field   string // FieldPassword or FieldOTP
+	// Account is the account of the saved value ("" for the service's
+	// only one).
+	Account string
+	// Ask hands over what the person typed in the prompt for Plan.Ask
+	// (the KeePassXC database password), once; the source zeroes it. nil
+	// when nobody was asked (a fill with no prompt).
+	Ask func(ctx context.Context, what string) ([]byte, error)
+}
+
+// SourceError is a Source's failure in words the agent may read: what
+// went wrong and the step that mends it. It never holds a value, an entry
+// name or the account.
+type SourceError struct {
+	Detail string // what went wrong, a sentence fragment
+	Fix    string // the step that mends it, or ""
+}
+
+// Leases keeps leases between fills. The extension path keeps them in the
+// host's memory (MemState); separate `fillgate fill` processes on the CDP
+// path in the state dir.
+type Leases interface {
+	// Leased returns the live lease that covers the fill, if any.
+	Leased(agentKey, service, field, account, origin string, now time.Time) (Lease, bool)
+	// Grant records l, replacing a lease for the same agent, service,
+	// field, account and origin.
+	Grant(l Lease) error
+	// End ends the lease id, if it is there: one that no longer covers
+	// anything (its saved value was forgotten or replaced).
+	End(id string) error
+}
+
+// Notifier shows the person a notice they can see: a browser
+// notification from the extension, or the desktop's own. A fill with no
+// prompt happens only after Notify succeeded; its error makes the Engine
+// ask in the prompt instead.
+type Notifier interface {
+	Notify(ctx context.Context, n Notice) error
+}
+
+// Notice is what the person is shown when a fill runs with no prompt.
+type Notice struct {
+	Title   string
+	Message string
+}
+
+// Prompter starts a prompt.
+type Prompter func(ctx context.Context, info PromptInfo) (Prompt, error)
+
+// Prompt is one open loopback prompt.
+type Prompt interface {
+	// URL is the one-shot page; it goes to the browser, never to the agent.
+	URL() string
+	// Wait blocks until the human answers or ctx ends (then it returns
+	// ctx.Err()).
+	Wait(ctx context.Context) (Answer, error)
+	// Loaded reports whether a browser ever loaded the prompt page. A
+	// prompt nobody loaded was never seen: only that counts against the
+	// agent (the no-response cool-down).
+	Loaded() bool
+	// Close ends the prompt: later requests to the URL get nothing
+	// usable, and its page disables itself.
+	Close() error
+}
+
 // PromptInfo is what the prompt page tells the human.
 type PromptInfo struct {
 	Agent   Agent
@@ -69,25 +261,6 @@ func (a *Answer) Zero() {
 	clear(a.Asked)
 }
 
-// Prompt is one open loopback prompt.
-type Prompt interface {
-	// URL is the one-shot page; it goes to the browser, never to the agent.
-	URL() string
-	// Wait blocks until the human answers or ctx ends (then it returns
-	// ctx.Err()).
-	Wait(ctx context.Context) (Answer, error)
-	// Loaded reports whether a browser ever loaded the prompt page. A
-	// prompt nobody loaded was never seen: only that counts against the
-	// agent (the no-response cool-down).
-	Loaded() bool
-	// Close ends the prompt: later requests to the URL get nothing
-	// usable, and its page disables itself.
-	Close() error
-}
-
-// Prompter starts a prompt.
-type Prompter func(ctx context.Context, info PromptInfo) (Prompt, error)
-
 // Prompt modes: where the person answers (the policy's prompt key; the
 // agent never chooses it).
 const (
@@ -122,25 +295,9 @@ type Native interface {
 // shown after all (the display went away, the program is missing).
 var ErrNoDialog = errors.New("no native dialog could be shown")
 
-// ErrBusy is returned by State.Claim when a prompt for the service is open.
-var ErrBusy = errors.New("a prompt for this service is already open")
-
-// State is the Engine's memory between requests: which services have an
-// open prompt, which agent/service pairs are cooling down after a prompt
-// nobody answered, and the per-agent request rate. It never holds a value.
-// The host keeps it in memory; separate `fillgate fill` processes on the CDP
-// path keep it in the state dir.
-type State interface {
-	// Claim marks a prompt for service as open, or returns ErrBusy.
-	Claim(service string) (release func(), err error)
-	// CoolingDown reports whether agent must not be prompted for service
-	// before the returned time.
-	CoolingDown(agentKey, service string, now time.Time) (until time.Time, ok bool)
-	// NoteNoResponse starts a cool-down for agent and service.
-	NoteNoResponse(agentKey, service string, until time.Time) error
-	// Allow counts one request by agent and reports whether it is within
-	// limit requests per window.
-	Allow(agentKey string, now time.Time, limit int, window time.Duration) bool
+// Auditor records outcomes.
+type Auditor interface {
+	Record(e AuditEntry) error
 }
 
 // AuditEntry is one line of the audit log. It never holds a value.
@@ -165,8 +322,3 @@ const (
 	HowLease    = "lease"    // a lease filled a saved value, with a notice
 	HowNone     = "none"     // approval = none filled a saved value, with a notice
 )
-
-// Auditor records outcomes.
-type Auditor interface {
-	Record(e AuditEntry) error
-}

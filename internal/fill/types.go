@@ -4,14 +4,14 @@
 // insert.
 //
 // The package holds the request and result types that travel over the agent
-// socket, the ports the flow talks to (Browser, State, Audit, and Planner,
-// Source, Leases and Notifier for saved values and approval modes), and the
-// Engine that drives them. A secret value only ever lives in a []byte that the
-// Engine zeroes on every path.
+// socket (types.go), the ports the flow talks to, all in ports.go (Browser,
+// Policy, State, Planner, Source, Leases, Notifier, the prompts, Auditor),
+// and the Engine that drives them (engine.go; approve.go and ask.go are its
+// steps). A secret value only ever lives in a []byte that the Engine zeroes
+// on every path.
 package fill
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -341,45 +341,6 @@ type Verdict struct {
 	// Unconfirmed reports that the page went away while the call ran, so
 	// the page could not say how far the insert and submit got.
 	Unconfirmed bool `json:"unconfirmed,omitempty"`
-}
-
-// InsertOptions says what follows the insert.
-type InsertOptions struct {
-	// Then is ThenSubmit or ThenNone ("" means ThenSubmit).
-	Then string
-}
-
-// PromptWindow is a prompt page the browser opened for the human.
-type PromptWindow interface {
-	// Closed is closed when the human closes the window without answering.
-	// It may be nil when the opener cannot tell.
-	Closed() <-chan struct{}
-	// Close closes the window; it is safe to call more than once.
-	Close(ctx context.Context) error
-}
-
-// Browser is the port to the user's browser: the extension over native
-// messaging, or CDP. Errors are transport failures; a check that fails in
-// the page is reported in the Inspection or the Verdict, not as an error.
-type Browser interface {
-	// Via names the path: ViaExtension or ViaCDP.
-	Via() string
-	// Inspect finds the focused field (in req.Tab / req.Frame when set) and
-	// remembers it for Insert.
-	Inspect(ctx context.Context, req Request) (Inspection, error)
-	// OpenPrompt shows the loopback prompt at url to the human.
-	OpenPrompt(ctx context.Context, url string) (PromptWindow, error)
-	// Drivable reports whether anything but the person can drive the
-	// browser the loopback prompt would open in: remote debugging, an
-	// attached debugger, automation. The CDP path always can. An error
-	// means it cannot tell, which the Engine takes as "it can".
-	Drivable(ctx context.Context) (Drive, error)
-	// Insert re-checks origin, element, kind and the form's destinations
-	// in the page and, only if all still hold, inserts value; then, with
-	// opt.Then submit, submits the form and makes sure the value is no
-	// longer in the page when it returns. The caller zeroes value
-	// afterwards; implementations must not keep it.
-	Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error)
 }
 
 // Drive is what is known about programs that can drive a browser.
