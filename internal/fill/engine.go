@@ -79,10 +79,10 @@ type Engine struct {
 	Now func() time.Time
 }
 
-// Fill runs one request for agent and returns its result. progress, if not
-// nil, hears each phase. Fill never returns the value and zeroes it on
-// every path.
-func (e *Engine) Fill(ctx context.Context, req Request, agent Agent, progress func(Progress)) Result {
+// Fill runs one checked request for agent and returns its result.
+// progress, if not nil, hears each phase. Fill never returns the value and
+// zeroes it on every path.
+func (e *Engine) Fill(ctx context.Context, req Checked, agent Agent, progress func(Progress)) Result {
 	if progress == nil {
 		progress = func(Progress) {}
 	}
@@ -93,6 +93,20 @@ func (e *Engine) Fill(ctx context.Context, req Request, agent Agent, progress fu
 	res, how := e.fill(ctx, req, agent, progress, &run{sw: sw, closing: &closing})
 	closing.Wait()
 	sw.lap("done")
+	e.record(agent, res, how)
+	return res
+}
+
+// Refused records res, the refusal of a request that did not pass the
+// door (Check), as Fill records its results: in the log, the audit log
+// and OnOutcome.
+func (e *Engine) Refused(agent Agent, res Result) {
+	e.record(agent, res, "")
+}
+
+// record logs and audits the outcome res for agent, how its value was
+// approved (How…, "" when nothing was inserted), and tells OnOutcome.
+func (e *Engine) record(agent Agent, res Result, how string) {
 	e.log().Info("fill finished", "agent", agent.String(), "service", res.Service,
 		"origin", res.Origin, "field", res.Field, "via", res.Via, "status", string(res.Status), "detail", res.Detail)
 	if e.Audit != nil {
@@ -107,27 +121,15 @@ func (e *Engine) Fill(ctx context.Context, req Request, agent Agent, progress fu
 	if e.OnOutcome != nil {
 		e.OnOutcome(res)
 	}
-	return res
 }
 
 // fill runs the flow; it returns the result and how the value inserted
 // was approved (How…, "" when nothing was inserted).
-func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress func(Progress), rn *run) (Result, string) {
+func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progress func(Progress), rn *run) (Result, string) {
 	sw := rn.sw
-	r := Result{Service: req.Service, Via: e.Browser.Via()}
-	field, err := NormalizeField(req.Field)
-	if err != nil {
-		return r.with(StatusRefused, err.Error()), ""
-	}
-	r.Field = field
-	if req.Then, err = NormalizeThen(req.Then); err != nil {
-		return r.with(StatusRefused, err.Error()), ""
-	}
-	svc, err := e.Policy.NormalizeService(req.Service)
-	if err != nil {
-		return r.with(StatusRefused, err.Error()), ""
-	}
-	req.Service, r.Service = svc, svc
+	req := checked.Request()
+	field := req.Field
+	r := Result{Service: req.Service, Field: field, Via: e.Browser.Via()}
 
 	now := e.now()
 	if until, ok := e.State.CoolingDown(agent.Key(), req.Service, now); ok {
@@ -173,10 +175,10 @@ func (e *Engine) fill(ctx context.Context, req Request, agent Agent, progress fu
 	if in.Paused {
 		return r.with(StatusRefused, "fills are paused in the fillgate extension; switch them back on in its toolbar popup"), ""
 	}
-	if ok, detail := e.Policy.Decide(req.Service, field, agent, in, e.Browser.Via()); !ok {
+	if ok, detail := e.Policy.Decide(checked, agent, in, e.Browser.Via()); !ok {
 		return r.with(StatusRefused, detail), ""
 	}
-	then, ok, detail := e.Policy.ThenFor(in, req.Then)
+	then, ok, detail := e.Policy.ThenFor(checked, in)
 	if !ok {
 		return r.with(StatusRefused, detail), ""
 	}

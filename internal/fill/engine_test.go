@@ -147,16 +147,11 @@ type fakePolicy struct {
 	forceThen string // what the policy's rule says follows the insert
 }
 
-func (p fakePolicy) NormalizeService(s string) (string, error) {
-	if s == "com" {
-		return "", errors.New("com is a public suffix")
-	}
-	return strings.ToLower(s), nil
-}
-func (p fakePolicy) Decide(service, field string, agent Agent, in Inspection, via string) (bool, string) {
+func (p fakePolicy) Decide(req Checked, agent Agent, in Inspection, via string) (bool, string) {
 	return p.allow, p.detail
 }
-func (p fakePolicy) ThenFor(in Inspection, asked string) (string, bool, string) {
+func (p fakePolicy) ThenFor(req Checked, in Inspection) (string, bool, string) {
+	asked := req.Request().Then
 	switch {
 	case p.forceThen != "" && asked != p.forceThen && p.forceThen == ThenSubmit:
 		return "", false, "the policy has fillgate submit the form"
@@ -164,6 +159,24 @@ func (p fakePolicy) ThenFor(in Inspection, asked string) (string, bool, string) 
 		return p.forceThen, true, ""
 	}
 	return asked, true, ""
+}
+
+// canonical stands in for policy.NormalizeService.
+func canonical(s string) (string, error) {
+	if s == "com" {
+		return "", errors.New("com is a public suffix")
+	}
+	return strings.ToLower(s), nil
+}
+
+// checked is req through the door, which it must pass.
+func checked(t testing.TB, req Request) Checked {
+	t.Helper()
+	c, err := Check(req, canonical)
+	if err != nil {
+		t.Fatalf("Check(%+v): %v", req, err)
+	}
+	return c
 }
 
 type memAudit struct {
@@ -247,7 +260,7 @@ func TestFillOK(t *testing.T) {
 	r := newRig(t)
 	r.humanTypes(secret)
 	var phases []string
-	res := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, func(p Progress) { phases = append(phases, p.Phase) })
+	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, func(p Progress) { phases = append(phases, p.Phase) })
 	if res.Status != StatusOK {
 		t.Fatalf("status %s: %s", res.Status, res.Detail)
 	}
@@ -295,8 +308,6 @@ func TestFillOutcomes(t *testing.T) {
 		{"prompt expired", func(r *rig) {
 			r.b.onOpen = func(string) { r.p.errs <- fmt.Errorf("expired: %w", context.DeadlineExceeded) }
 		}, Request{Service: "github.com"}, StatusNoResponse, "nobody answered", false},
-		{"bare suffix", func(r *rig) {}, Request{Service: "com"}, StatusRefused, "public suffix", false},
-		{"bad field", func(r *rig) {}, Request{Service: "github.com", Field: "username"}, StatusRefused, "unknown field", false},
 		{"policy", func(r *rig) { r.e.Policy = fakePolicy{detail: "origin https://evil.test is not github.com"} },
 			Request{Service: "github.com"}, StatusRefused, "evil.test", false},
 		{"paused", func(r *rig) { r.b.inspection.Paused = true }, Request{Service: "github.com"}, StatusRefused, "paused", false},
@@ -310,7 +321,6 @@ func TestFillOutcomes(t *testing.T) {
 			Request{Service: "github.com"}, StatusRefused, "focus moved", true},
 		{"not matched", func(r *rig) { r.humanTypes(secret); r.b.verdict = Verdict{Inserted: true, Stopped: "not_matched"} },
 			Request{Service: "github.com"}, StatusFailed, "did not keep", true},
-		{"bad then", func(r *rig) {}, Request{Service: "github.com", Then: "later"}, StatusRefused, "unknown then", false},
 		{"policy forces submit", func(r *rig) {
 			r.humanTypes(secret)
 			r.e.Policy = fakePolicy{allow: true, forceThen: ThenSubmit}
@@ -327,7 +337,7 @@ func TestFillOutcomes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t)
 			c.setup(r)
-			res := r.e.Fill(context.Background(), c.req, agent, nil)
+			res := r.e.Fill(context.Background(), checked(t, c.req), agent, nil)
 			if res.Status != c.status || !strings.Contains(res.Detail, c.detail) {
 				t.Fatalf("got %s %q, want %s containing %q", res.Status, res.Detail, c.status, c.detail)
 			}
@@ -346,7 +356,7 @@ func TestNoResponseCoolsDown(t *testing.T) {
 	r := newRig(t)
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	r.e.Now = func() time.Time { return now }
-	res := r.e.Fill(context.Background(), Request{Service: "github.com", Timeout: 20 * time.Millisecond}, agent, nil)
+	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Timeout: 20 * time.Millisecond}), agent, nil)
 	if res.Status != StatusNoResponse || res.Fallback == "" {
 		t.Fatalf("got %+v", res)
 	}
@@ -355,23 +365,23 @@ func TestNoResponseCoolsDown(t *testing.T) {
 	other := agent
 	other.PID, other.PeerPID = 9999, 10000
 	r.b.onOpen = func(string) { t.Error("prompt raised during cool-down") }
-	res = r.e.Fill(context.Background(), Request{Service: "github.com"}, other, nil)
+	res = r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), other, nil)
 	if res.Status != StatusRefused || res.Fallback == "" || !strings.Contains(res.Detail, "will not ask again") {
 		t.Fatalf("got %+v", res)
 	}
 	// Another service, or another agent, is not affected.
 	r.humanTypes(secret)
-	if res := r.e.Fill(context.Background(), Request{Service: "gitlab.com"}, agent, nil); res.Status != StatusOK {
+	if res := r.e.Fill(context.Background(), checked(t, Request{Service: "gitlab.com"}), agent, nil); res.Status != StatusOK {
 		t.Errorf("other service: %+v", res)
 	}
 	r.humanTypes(secret)
-	if res := r.e.Fill(context.Background(), Request{Service: "github.com"}, Agent{Name: "cursor", Exe: "/usr/bin/cursor"}, nil); res.Status != StatusOK {
+	if res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), Agent{Name: "cursor", Exe: "/usr/bin/cursor"}, nil); res.Status != StatusOK {
 		t.Errorf("other agent: %+v", res)
 	}
 	// After the cool-down the agent may ask again.
 	now = now.Add(DefaultLimits().Cooldown + time.Second)
 	r.humanTypes(secret)
-	if res := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil); res.Status != StatusOK {
+	if res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusOK {
 		t.Errorf("after cool-down: %+v", res)
 	}
 }
@@ -381,9 +391,9 @@ func TestOnePromptPerService(t *testing.T) {
 	opened := make(chan struct{})
 	r.b.onOpen = func(string) { close(opened) }
 	done := make(chan Result)
-	go func() { done <- r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil) }()
+	go func() { done <- r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil) }()
 	<-opened
-	second := r.e.Fill(context.Background(), Request{Service: "github.com"}, Agent{Name: "other", Exe: "/x"}, nil)
+	second := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), Agent{Name: "other", Exe: "/x"}, nil)
 	if second.Status != StatusRefused || !strings.Contains(second.Detail, "already open") {
 		t.Fatalf("second: %+v", second)
 	}
@@ -393,7 +403,7 @@ func TestOnePromptPerService(t *testing.T) {
 	}
 	// Released: a third request may prompt again.
 	r.humanTypes(secret)
-	if third := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil); third.Status != StatusOK {
+	if third := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); third.Status != StatusOK {
 		t.Fatalf("third: %+v", third)
 	}
 }
@@ -403,11 +413,11 @@ func TestRateLimit(t *testing.T) {
 	r.e.Limits.RateLimit = 2
 	r.b.onOpen = func(string) { r.p.answers <- Answer{Cancelled: true} }
 	for i := range 2 {
-		if res := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil); res.Status != StatusCancelled {
+		if res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusCancelled {
 			t.Fatalf("request %d: %+v", i, res)
 		}
 	}
-	res := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil)
+	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	if res.Status != StatusRefused || !strings.Contains(res.Detail, "too many") {
 		t.Fatalf("got %+v", res)
 	}
@@ -417,7 +427,7 @@ func TestTimeoutNeverLengthens(t *testing.T) {
 	r := newRig(t)
 	r.e.Limits.PromptBudget = 30 * time.Millisecond
 	start := time.Now()
-	res := r.e.Fill(context.Background(), Request{Service: "github.com", Timeout: time.Hour}, agent, nil)
+	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Timeout: time.Hour}), agent, nil)
 	if res.Status != StatusNoResponse {
 		t.Fatalf("got %+v", res)
 	}
@@ -438,7 +448,7 @@ func TestGoneMidRequest(t *testing.T) {
 			r := newRig(t)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			r.b.onOpen = func(string) { cancel(c.cause) }
-			res := r.e.Fill(ctx, Request{Service: "github.com"}, agent, nil)
+			res := r.e.Fill(ctx, checked(t, Request{Service: "github.com"}), agent, nil)
 			if res.Status != c.status || !strings.Contains(res.Detail, c.cause.Error()) {
 				t.Fatalf("got %+v", res)
 			}
@@ -467,7 +477,7 @@ func TestLateAnswerIsZeroed(t *testing.T) {
 		w.humanCloses()
 		r.p.answers <- Answer{Value: buf}
 	}
-	res := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil)
+	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	if res.Status != StatusCancelled && res.Status != StatusOK {
 		t.Fatalf("got %+v", res)
 	}
@@ -524,7 +534,7 @@ func TestAgentHangingUpStartsNoCoolDown(t *testing.T) {
 			r.e.Limits.PromptBudget = 200 * time.Millisecond
 			ctx, cancel := context.WithCancelCause(context.Background())
 			r.b.onOpen = func(string) { time.Sleep(c.after); cancel(ErrAgentGone) }
-			if res := r.e.Fill(ctx, Request{Service: "github.com"}, agent, nil); res.Status != StatusCancelled || res.Fallback != "" {
+			if res := r.e.Fill(ctx, checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusCancelled || res.Fallback != "" {
 				t.Fatalf("got %+v", res)
 			}
 			if _, cooling := r.e.State.CoolingDown(agent.Key(), "github.com", time.Now()); cooling {
@@ -584,7 +594,7 @@ func TestAfterInsert(t *testing.T) {
 			r.humanTypes(secret)
 			r.b.verdict = c.v
 			r.e.Policy = fakePolicy{allow: true, forceThen: c.force}
-			res := r.e.Fill(context.Background(), Request{Service: "github.com", Then: c.then}, agent, nil)
+			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Then: c.then}), agent, nil)
 			if res.Status != c.status || !strings.Contains(res.Detail, c.detail) {
 				t.Fatalf("got %s %q, want %s containing %q", res.Status, res.Detail, c.status, c.detail)
 			}
@@ -606,7 +616,7 @@ func TestAfterInsert(t *testing.T) {
 	r := newRig(t)
 	r.humanTypes(secret)
 	r.b.verdict = Verdict{Reason: "focus_moved"}
-	res := r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil)
+	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	if out, _ := json.Marshal(res); res.Status != StatusRefused || bytes.Contains(out, []byte("submitted")) || bytes.Contains(out, []byte("navigated")) {
 		t.Errorf("refused result %s", out)
 	}
@@ -618,7 +628,7 @@ func TestPolicyForcesSubmitBeforeAsking(t *testing.T) {
 	r := newRig(t)
 	r.e.Policy = fakePolicy{allow: true, forceThen: ThenSubmit}
 	r.b.onOpen = func(string) { t.Error("a prompt opened") }
-	res := r.e.Fill(context.Background(), Request{Service: "github.com", Then: ThenNone}, agent, nil)
+	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Then: ThenNone}), agent, nil)
 	if res.Status != StatusRefused || r.b.inserts != 0 || r.b.window != nil {
 		t.Fatalf("got %+v, %d inserts", res, r.b.inserts)
 	}
@@ -632,7 +642,7 @@ func TestNoResponseCoolsDownSeenOrNot(t *testing.T) {
 	for _, loaded := range []bool{false, true} {
 		r := newRig(t)
 		r.p.loaded = loaded
-		res := r.e.Fill(context.Background(), Request{Service: "github.com", Timeout: 20 * time.Millisecond}, agent, nil)
+		res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Timeout: 20 * time.Millisecond}), agent, nil)
 		if res.Status != StatusNoResponse || res.Fallback == "" {
 			t.Fatalf("loaded %v: got %+v", loaded, res)
 		}
@@ -641,7 +651,7 @@ func TestNoResponseCoolsDownSeenOrNot(t *testing.T) {
 		}
 		r.humanTypes(secret)
 		r.b.window = nil
-		res = r.e.Fill(context.Background(), Request{Service: "github.com"}, agent, nil)
+		res = r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 		if res.Status != StatusRefused || res.Fallback == "" || r.b.window != nil {
 			t.Errorf("loaded %v: the retry %+v (a prompt opened: %v)", loaded, res, r.b.window != nil)
 		}

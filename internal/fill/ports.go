@@ -55,17 +55,14 @@ type InsertOptions struct {
 // Policy decides whether a request may go ahead. The policy package
 // implements it; the Engine never decides on its own.
 type Policy interface {
-	// NormalizeService returns the canonical form of service, or refuses a
-	// malformed service or a bare public suffix.
-	NormalizeService(service string) (string, error)
-	// Decide evaluates the inspected page against the request: origin and
-	// frame chain, field kind and state, where the field's form sends the
+	// Decide evaluates the inspected page against req: origin and frame
+	// chain, field kind and state, where the field's form sends the
 	// value, agent. detail explains a refusal.
-	Decide(service, field string, agent Agent, in Inspection, via string) (allow bool, detail string)
+	Decide(req Checked, agent Agent, in Inspection, via string) (allow bool, detail string)
 	// ThenFor says what follows the insert on the inspected page when the
-	// agent asked for asked (ThenSubmit or ThenNone): the effective value,
-	// or allow false and a detail when the policy forbids it.
-	ThenFor(in Inspection, asked string) (then string, allow bool, detail string)
+	// agent asked for req's then: the effective value, or allow false and
+	// a detail when the policy forbids it.
+	ThenFor(req Checked, in Inspection) (then string, allow bool, detail string)
 }
 
 // State is the Engine's memory between requests: which services have an

@@ -12,6 +12,7 @@
 package fill
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -115,6 +116,47 @@ type Request struct {
 	// login field. They only route the request.
 	Browser string `json:"browser,omitempty"`
 	Profile string `json:"profile,omitempty"`
+}
+
+// Checked is a Request that passed Check, the door every request passes
+// once: its field is FieldPassword or FieldOTP, its then ThenSubmit or
+// ThenNone, and its service canonical. Only Check makes one, so what
+// takes a Checked (the Engine, the Policy port, routing) checks none of
+// these again. The zero Checked is no request.
+type Checked struct{ req Request }
+
+// Request is the checked request.
+func (c Checked) Request() Request { return c.req }
+
+// ErrMalformed is wrapped by Check's error for a request that names a
+// field or a then fillgate does not know: one none of fillgate's own front
+// ends sends.
+var ErrMalformed = errors.New("malformed request")
+
+// malformed is a Check error that wraps ErrMalformed and reads as its
+// text alone.
+type malformed string
+
+func (m malformed) Error() string { return string(m) }
+func (malformed) Unwrap() error   { return ErrMalformed }
+
+// Check checks req once, at the door, and returns it as a Checked. Its
+// error never echoes req: a field or a then it does not know (wrapping
+// ErrMalformed), or canonical's error for a service fillgate does not
+// fill for. canonical is the service's canonical form
+// (policy.NormalizeService).
+func Check(req Request, canonical func(service string) (string, error)) (Checked, error) {
+	var err error
+	if req.Field, err = NormalizeField(req.Field); err != nil {
+		return Checked{}, malformed(fmt.Sprintf("unknown field: use %s or %s", FieldPassword, FieldOTP))
+	}
+	if req.Then, err = NormalizeThen(req.Then); err != nil {
+		return Checked{}, malformed(fmt.Sprintf("unknown then: use %s or %s", ThenSubmit, ThenNone))
+	}
+	if req.Service, err = canonical(req.Service); err != nil {
+		return Checked{}, err
+	}
+	return Checked{req: req}, nil
 }
 
 // Result is all an agent ever learns. It never holds the value, its length,

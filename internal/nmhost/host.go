@@ -157,8 +157,9 @@ type handler struct {
 	socket     string
 }
 
-// Fill loads the policy afresh (so an edited file applies at once) and runs
-// the fill flow. A policy file that does not parse refuses every request.
+// Fill loads the policy afresh (so an edited file applies at once), checks
+// req and runs the fill flow. A policy file that does not parse refuses
+// every request.
 func (h *handler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
 	pol, err := policy.Load(h.policyPath)
 	if err != nil {
@@ -186,8 +187,14 @@ func (h *handler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, 
 		Log:        h.log,
 		OnOutcome:  h.bridge.Outcome,
 	}
+	checked, err := fill.Check(req, policy.NormalizeService)
+	if err != nil {
+		res := fill.Result{Status: fill.StatusRefused, Service: req.Service, Field: req.Field, Via: fill.ViaExtension, Detail: err.Error()}
+		e.Refused(agent, res)
+		return res
+	}
 	before := leaseIDs(h.state.LiveLeases(time.Now()))
-	res := e.Fill(ctx, req, agent, progress)
+	res := e.Fill(ctx, checked, agent, progress)
 	if !slices.Equal(before, leaseIDs(h.state.LiveLeases(time.Now()))) {
 		h.bridge.PushLeases() // the popup lists a lease this fill started
 	}

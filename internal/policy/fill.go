@@ -9,15 +9,11 @@ import (
 // The Policy is the fill flow's policy port.
 var _ fill.Policy = (*Policy)(nil)
 
-// NormalizeService implements fill.Policy.
-func (p *Policy) NormalizeService(service string) (string, error) {
-	return NormalizeService(service)
-}
-
 // Decide implements fill.Policy: it evaluates what the browser reported
 // about the focused field against the request.
-func (p *Policy) Decide(service, field string, agent fill.Agent, in fill.Inspection, via string) (bool, string) {
-	d := p.Evaluate(fillInput(service, field, agent, in, via))
+func (p *Policy) Decide(req fill.Checked, agent fill.Agent, in fill.Inspection, via string) (bool, string) {
+	r := req.Request()
+	d := p.Evaluate(fillInput(r.Service, r.Field, agent, in, via))
 	return d.Allow, d.Detail
 }
 
@@ -59,8 +55,8 @@ func formInput(f *fill.FormInfo) *Form {
 
 // ThenFor implements fill.Policy: what follows the insert on the inspected
 // page, by (*Policy).Then of the focused frame's origin.
-func (p *Policy) ThenFor(in fill.Inspection, asked string) (string, bool, string) {
-	then, d := p.Then(in.Origin(), asked)
+func (p *Policy) ThenFor(req fill.Checked, in fill.Inspection) (string, bool, string) {
+	then, d := p.Then(in.Origin(), req.Request().Then)
 	return then, d.Allow, d.Detail
 }
 

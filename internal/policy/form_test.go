@@ -83,7 +83,7 @@ func TestDecidePassesTheForm(t *testing.T) {
 	in := fill.Inspection{Origins: []string{"https://github.com"}, Field: fill.FieldInfo{Kind: fill.FieldPassword},
 		Form: &fill.FormInfo{Destination: fill.Destination{Action: "https://github.com"}}}
 	p := Default()
-	if ok, detail := p.Decide("github.com", fill.FieldPassword, fill.Agent{}, in, fill.ViaExtension); !ok {
+	if ok, detail := p.Decide(checked(t, "github.com", fill.FieldPassword, ""), fill.Agent{}, in, fill.ViaExtension); !ok {
 		t.Fatalf("refused: %s", detail)
 	}
 	for name, f := range map[string]*fill.FormInfo{
@@ -95,7 +95,7 @@ func TestDecidePassesTheForm(t *testing.T) {
 	} {
 		i := in
 		i.Form = f
-		if ok, _ := p.Decide("github.com", fill.FieldPassword, fill.Agent{}, i, fill.ViaExtension); ok {
+		if ok, _ := p.Decide(checked(t, "github.com", fill.FieldPassword, ""), fill.Agent{}, i, fill.ViaExtension); ok {
 			t.Errorf("%s: allowed", name)
 		}
 	}

@@ -106,7 +106,7 @@ func TestDecidePassesTheMethod(t *testing.T) {
 	} {
 		i := in
 		i.Form = c.form
-		ok, detail := p.Decide("github.com", fill.FieldPassword, fill.Agent{}, i, fill.ViaExtension)
+		ok, detail := p.Decide(checked(t, "github.com", fill.FieldPassword, ""), fill.Agent{}, i, fill.ViaExtension)
 		if ok != c.allow {
 			t.Errorf("%s: allowed %v (%s); want %v", c.name, ok, detail, c.allow)
 		}

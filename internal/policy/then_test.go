@@ -56,10 +56,10 @@ func TestThen(t *testing.T) {
 	}
 	// The fill port.
 	in := fill.Inspection{Origins: []string{"https://bank.example"}}
-	if then, ok, detail := pol.ThenFor(in, fill.ThenNone); ok || then != "" || detail == "" {
+	if then, ok, detail := pol.ThenFor(checked(t, "bank.example", "", fill.ThenNone), in); ok || then != "" || detail == "" {
 		t.Errorf("ThenFor = %q %v %q; want refused", then, ok, detail)
 	}
-	if then, ok, _ := pol.ThenFor(in, ""); !ok || then != fill.ThenSubmit {
+	if then, ok, _ := pol.ThenFor(checked(t, "bank.example", "", ""), in); !ok || then != fill.ThenSubmit {
 		t.Errorf("ThenFor = %q %v; want submit", then, ok)
 	}
 	if then, _ := (*Policy)(nil).Then("https://github.com", ""); then != ThenSubmit {

@@ -73,11 +73,11 @@ func Fill(ctx context.Context, req fill.Request, o Options) fill.Result {
 	if err != nil {
 		return policy.Refusal(policyPath, req.Service, "")
 	}
-	svc, err := pol.NormalizeService(req.Service)
+	checked, err := fill.Check(req, policy.NormalizeService)
 	if err != nil {
 		return fill.Result{Status: fill.StatusRefused, Service: req.Service, Detail: err.Error()}
 	}
-	req.Service = svc
+	req = checked.Request()
 	via := o.Via
 	if via == "" || via == ViaAuto {
 		via = pol.Via
@@ -115,14 +115,15 @@ func Fill(ctx context.Context, req fill.Request, o Options) fill.Result {
 			return failed(req, ViaExtension, noHost)
 		}
 	}
-	return fillCDP(ctx, req, o, pol, env, via == ViaAuto)
+	return fillCDP(ctx, checked, o, pol, env, via == ViaAuto)
 }
 
 const noHost = "no browser with the fillgate extension is running (no host answered on the agent socket); " +
 	"open your browser with the extension loaded, and run `fillgate doctor` if it still fails"
 
 // fillCDP runs the whole flow in this process with CDP as the browser.
-func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Policy, env dirs.Env, fellBack bool) fill.Result {
+func fillCDP(ctx context.Context, checked fill.Checked, o Options, pol *policy.Policy, env dirs.Env, fellBack bool) fill.Result {
+	req := checked.Request()
 	stateDir, err := dirs.State(env)
 	if err != nil {
 		return failed(req, ViaCDP, fmt.Sprintf("cannot find the state dir: %v", err))
@@ -182,7 +183,7 @@ func fillCDP(ctx context.Context, req fill.Request, o Options, pol *policy.Polic
 		Audit:    audit.Open(stateDir),
 		Log:      log,
 	}
-	return e.Fill(ctx, req, agent, o.OnProgress)
+	return e.Fill(ctx, checked, agent, o.OnProgress)
 }
 
 // lazyCDP is the CDP browser, connected on the first Inspect: the Engine
