@@ -19,15 +19,17 @@ import (
 // statusHost is a host on the agent socket that only answers status.
 type statusHost struct{ st agentsock.HostStatus }
 
-func (h statusHost) Fill(context.Context, fill.Request, fill.Agent, func(fill.Progress)) fill.Result {
-	return fill.Result{Status: fill.StatusRefused}
+func (h statusHost) serve(_ context.Context, c *agentsock.Conn) {
+	st := h.st
+	switch c.Request().Op {
+	case agentsock.OpStatus:
+		c.Answer(agentsock.Message{Type: agentsock.TypeStatus, Status: &st})
+	case agentsock.OpPeek:
+		c.Answer(agentsock.Message{Type: agentsock.TypePeek, Status: &st, Active: &agentsock.ActiveTab{Field: fill.FieldNone}})
+	default:
+		c.Result(fill.Result{Status: fill.StatusRefused})
+	}
 }
-func (h statusHost) Status() agentsock.HostStatus { return h.st }
-func (h statusHost) Peek(context.Context) (agentsock.ActiveTab, error) {
-	return agentsock.ActiveTab{Field: fill.FieldNone}, nil
-}
-func (h statusHost) Serves(string, string, agentsock.ActiveTab) bool { return false }
-func (h statusHost) Refused(fill.Agent, fill.Result)                 {}
 
 // serveStatus runs a host that reports st in the isolated runtime dir.
 func serveStatus(t *testing.T, st agentsock.HostStatus) {
@@ -42,7 +44,7 @@ func serveStatus(t *testing.T, st agentsock.HostStatus) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = agentsock.Serve(ctx, l, statusHost{st}); close(done) }()
+	go func() { _ = agentsock.Serve(ctx, l, statusHost{st}.serve); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; l.Close() })
 }
 

@@ -1,7 +1,6 @@
 package agentsock
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -125,56 +124,5 @@ func TestClientRefusesForeignHost(t *testing.T) {
 	_, err := Fill(ctx, dir, fill.Request{Service: "a.test"}, "test", nil)
 	if !errors.Is(err, ErrNoHost) || !errors.Is(err, errForeignPeer) {
 		t.Errorf("Fill = %v, want ErrNoHost because the host is another user", err)
-	}
-}
-
-func TestAgentAncestry(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	fillgateCopy := copyExe(t, bin, "fillgate")
-	agentCopy := copyExe(t, bin, "some-agent")
-
-	dir := sockDir(t)
-	agents := make(chan fill.Agent, 1)
-	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
-		agents <- agent
-		return fill.Result{Status: fill.StatusOK, Service: req.Service}
-	}}
-	startHost(t, dir, os.Getpid(), h)
-	req := `{"op":"fill","service":"a.test","client":"fillgate fill"}`
-
-	// sh -> fillgate (a copy, named fillgate) -> this test binary (our
-	// own executable) -> socket. Both fillgates are skipped: the agent
-	// is the shell. "; exit" keeps sh from exec'ing its last command.
-	sh := exec.Command("sh", "-c", `"$0"; exit $?`, fillgateCopy)
-	sh.Env = append(helperEnv("spawn", SocketPath(dir), req), envNext+"="+self)
-	rep := runHelper(t, sh)
-	if !strings.Contains(rep.Reply, `"type":"result"`) {
-		t.Fatalf("the chain's client got %+v", rep)
-	}
-	a := <-agents
-	if a.PID != sh.Process.Pid || a.Name != "sh" {
-		t.Errorf("agent = %+v, want the shell (pid %d)", a, sh.Process.Pid)
-	}
-	if base := filepath.Base(a.Exe); base != "dash" && base != "bash" && base != "sh" {
-		t.Errorf("agent exe = %q, want the shell's", a.Exe)
-	}
-	if a.PeerPID != rep.PID || a.PeerPID == a.PID {
-		t.Errorf("peer pid = %d, want the client %d", a.PeerPID, rep.PID)
-	}
-	if a.Via != "fillgate fill" {
-		t.Errorf("via = %q", a.Via)
-	}
-
-	// A peer that is not fillgate is itself the agent.
-	sh = exec.Command("sh", "-c", `"$0"; exit $?`, agentCopy)
-	sh.Env = helperEnv("client", SocketPath(dir), req)
-	rep = runHelper(t, sh)
-	a = <-agents
-	if a.PID != rep.PID || a.PeerPID != rep.PID || a.Name != "some-agent" || a.Exe != agentCopy {
-		t.Errorf("agent = %+v, want the client itself (pid %d, %s)", a, rep.PID, agentCopy)
 	}
 }

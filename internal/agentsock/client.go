@@ -31,6 +31,9 @@ func (e *HostError) Error() string {
 }
 
 const (
+	// PeekWait bounds the answers to a peek of the other hosts, when a
+	// host answers a status for all of them or routes a fill.
+	PeekWait = 2 * time.Second
 	// statusWait bounds one host's answer to a status request.
 	statusWait = 3 * time.Second
 	// maxMessage bounds one message line from a host.
@@ -55,7 +58,7 @@ func Fill(ctx context.Context, dir string, req fill.Request, client string, onPr
 // FillAt is Fill through the one socket at path (a forwarded agent
 // socket, say). A socket nobody answers on is an error wrapping ErrNoHost.
 func FillAt(ctx context.Context, path string, req fill.Request, client string, onProgress func(fill.Progress)) (fill.Result, error) {
-	c, err := dialHost(ctx, path)
+	c, err := Dial(ctx, path)
 	if err != nil {
 		return fill.Result{}, fmt.Errorf("%w: %w", ErrNoHost, err)
 	}
@@ -91,7 +94,7 @@ func Status(ctx context.Context, dir string) ([]HostStatus, error) {
 // StatusAt asks the host at path for the status of every host it knows
 // (itself first).
 func StatusAt(ctx context.Context, path string) ([]HostStatus, error) {
-	ctx, cancel := context.WithTimeout(ctx, statusWait+peekWait)
+	ctx, cancel := context.WithTimeout(ctx, statusWait+PeekWait)
 	defer cancel()
 	m, err := call(ctx, path, Request{Op: OpStatus, All: true}, TypeStatus)
 	if err != nil {
@@ -115,7 +118,7 @@ func candidates(dir string) []string {
 func dialAny(ctx context.Context, dir string) (net.Conn, error) {
 	var errs []error
 	for _, path := range candidates(dir) {
-		c, err := dialHost(ctx, path)
+		c, err := Dial(ctx, path)
 		if err == nil {
 			return c, nil
 		}
@@ -127,8 +130,9 @@ func dialAny(ctx context.Context, dir string) (net.Conn, error) {
 	return nil, fmt.Errorf("%w in %s: %w", ErrNoHost, dir, errors.Join(errs...))
 }
 
-// dialHost connects to path and checks that the host runs as this user.
-func dialHost(ctx context.Context, path string) (net.Conn, error) {
+// Dial connects to the host endpoint at path and checks that the host runs
+// as this user.
+func Dial(ctx context.Context, path string) (net.Conn, error) {
 	if err := checkPathLen(path); err != nil {
 		return nil, err
 	}
@@ -164,7 +168,7 @@ func roundTrip(ctx context.Context, c net.Conn, req Request, want string, onProg
 	}
 	r := bufio.NewReader(c)
 	for {
-		line, err := readLine(r, maxMessage)
+		m, err := Receive(r)
 		if err != nil {
 			switch {
 			case errors.Is(err, io.EOF):
@@ -173,10 +177,6 @@ func roundTrip(ctx context.Context, c net.Conn, req Request, want string, onProg
 				err = fmt.Errorf("a message over %d bytes", maxMessage)
 			}
 			return fail(fmt.Errorf("reading the host's answer: %w", err))
-		}
-		var m Message
-		if err := json.Unmarshal(line, &m); err != nil {
-			return fail(fmt.Errorf("reading the host's answer: not JSON: %w", err))
 		}
 		switch {
 		case m.Type == TypeError:
@@ -188,4 +188,41 @@ func roundTrip(ctx context.Context, c net.Conn, req Request, want string, onProg
 			return m, nil
 		}
 	}
+}
+
+// ErrNotJSON is wrapped by Receive's error for a line that is not a JSON
+// message.
+var ErrNotJSON = errors.New("not JSON")
+
+// Receive reads the next message a host sent, from r over its connection.
+// Its error is the read's (io.EOF once the host hung up), one for a line
+// over the limit of a message, or one wrapping ErrNotJSON.
+func Receive(r *bufio.Reader) (Message, error) {
+	line, err := readLine(r, maxMessage)
+	if err != nil {
+		return Message{}, err
+	}
+	var m Message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return Message{}, fmt.Errorf("%w: %w", ErrNotJSON, err)
+	}
+	return m, nil
+}
+
+// Peek asks the host at path what its browser's active tab has focused:
+// the answer's Status is the host's, its Active the tab (nil when the
+// browser did not answer).
+func Peek(ctx context.Context, path string) (Message, error) {
+	return call(ctx, path, Request{Op: OpPeek}, TypePeek)
+}
+
+// call sends one request to the host at path and returns its answer of
+// type want.
+func call(ctx context.Context, path string, req Request, want string) (Message, error) {
+	c, err := Dial(ctx, path)
+	if err != nil {
+		return Message{}, err
+	}
+	defer c.Close()
+	return roundTrip(ctx, c, req, want, nil)
 }

@@ -48,23 +48,6 @@ func TestClientFallsBackToHostSockets(t *testing.T) {
 	}
 }
 
-func TestStatusListsEveryHost(t *testing.T) {
-	dir := sockDir(t)
-	h1 := startHost(t, dir, os.Getpid(), &fakeHandler{status: HostStatus{PID: 1}})
-	h2 := startHost(t, dir, fakeID(2), &fakeHandler{status: HostStatus{PID: 2}})
-	got, err := Status(testCtx(t), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The owner of agent.sock first, each host once.
-	if len(got) != 2 || got[0].PID != 1 || got[1].PID != 2 {
-		t.Fatalf("Status = %+v", got)
-	}
-	if got[0].Socket != h1.l.Path() || got[1].Socket != h2.l.Path() {
-		t.Errorf("sockets %s, %s", got[0].Socket, got[1].Socket)
-	}
-}
-
 func TestClientGetsHostError(t *testing.T) {
 	dir := sockDir(t)
 	h := &fakeHandler{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -48,8 +49,21 @@ func Listen(dir string) (*Listener, error) {
 	return listen(dir, listenConfig{id: os.Getpid(), claimEvery: claimEvery})
 }
 
+// ListenAs is Listen with id in place of this process's pid in the name
+// of the host's own endpoint, so that one process can run several hosts
+// (tests of routing among them).
+func ListenAs(dir string, id int) (*Listener, error) {
+	return listen(dir, listenConfig{id: id, claimEvery: claimEvery})
+}
+
 // Path is the host's own endpoint.
 func (l *Listener) Path() string { return l.hostPath }
+
+// Others lists the endpoints of the other hosts in the listener's
+// directory (hosts/<id>.sock, or their pipes), in name order.
+func (l *Listener) Others() []string {
+	return slices.DeleteFunc(hostEndpoints(l.dir), func(p string) bool { return p == l.hostPath })
+}
 
 // OwnsAgentSocket reports whether this listener currently serves the
 // stable endpoint, SocketPath(dir).

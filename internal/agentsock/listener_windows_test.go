@@ -277,9 +277,8 @@ func TestPeerIsTheClientProcess(t *testing.T) {
 	if rep.DialErr != "" || !strings.Contains(rep.Reply, `"status":"ok"`) {
 		t.Fatalf("the helper client: %+v", rep)
 	}
-	agents := h.fillAgents()
-	if len(agents) != 1 || agents[0].PeerPID != rep.PID {
-		t.Fatalf("agents %+v, want one with peer pid %d", agents, rep.PID)
+	if peers := h.fillPeers(); len(peers) != 1 || peers[0] != rep.PID {
+		t.Fatalf("peers %v, want one: %d", peers, rep.PID)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,11 +24,8 @@ import (
 //
 //	client: connect to FGTEST_SOCKET, send FGTEST_REQUEST, print a
 //	        helperReport as JSON.
-//	spawn:  run FGTEST_NEXT as a client (to build a process chain).
 //	host:   Listen on FGTEST_DIR and Serve until stdin closes; print
 //	        "ready" once listening.
-//	idle:   print "ready" and wait until stdin closes (a process that is
-//	        neither fillgate nor a client, when run from a copy).
 //	squat:  (Windows) serve FGTEST_SOCKET as a program that is not
 //	        fillgate would; print "ready", and at stdin's end a
 //	        squatReport.
@@ -37,7 +33,6 @@ const (
 	envHelper  = "FGTEST_HELPER"
 	envSocket  = "FGTEST_SOCKET"
 	envRequest = "FGTEST_REQUEST"
-	envNext    = "FGTEST_NEXT"
 	envDir     = "FGTEST_DIR"
 )
 
@@ -56,14 +51,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "client":
 		os.Exit(helperClient())
-	case "spawn":
-		os.Exit(helperSpawn())
 	case "host":
 		os.Exit(helperHost())
-	case "idle":
-		fmt.Println("ready")
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
 	case "squat":
 		os.Exit(helperSquat())
 	default:
@@ -92,17 +81,6 @@ func helperClient() int {
 	return 0
 }
 
-func helperSpawn() int {
-	cmd := exec.Command(os.Getenv(envNext))
-	cmd.Env = append(os.Environ(), envHelper+"=client")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "spawn:", err)
-		return 1
-	}
-	return 0
-}
-
 func helperHost() int {
 	l, err := Listen(os.Getenv(envDir))
 	if err != nil {
@@ -111,7 +89,9 @@ func helperHost() int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, l, &fakeHandler{status: HostStatus{Version: "helper", PID: os.Getpid()}}) }()
+	go func() {
+		done <- Serve(ctx, l, (&fakeHandler{status: HostStatus{Version: "helper", PID: os.Getpid()}}).serve)
+	}()
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	cancel()
@@ -123,70 +103,54 @@ func helperHost() int {
 	return 0
 }
 
-// fakeHandler counts calls; fillFn decides a fill (by default: ok).
-// active is what its browser's active tab shows (nil: the browser does not
-// answer a peek); a tab serves a service when its origin is
-// https://<service> and its field has the asked kind.
+// fakeHandler answers every op and counts the requests; fillFn decides a
+// fill (by default: ok). active is what its browser's active tab shows
+// (nil: the browser does not answer a peek).
 type fakeHandler struct {
 	status   HostStatus
-	fillFn   func(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result
+	fillFn   func(ctx context.Context, req fill.Request, peerPID int, progress func(fill.Progress)) fill.Result
 	active   *ActiveTab
 	fills    atomic.Int32
 	statuses atomic.Int32
 	peeks    atomic.Int32
 
-	mu      sync.Mutex
-	agents  []fill.Agent  // the agent of each fill, in order
-	refused []fill.Result // what the router refused
+	mu    sync.Mutex
+	peers []int // the peer pid of each fill, in order
 }
 
-func (h *fakeHandler) Peek(ctx context.Context) (ActiveTab, error) {
-	h.peeks.Add(1)
-	if h.active == nil {
-		return ActiveTab{}, errors.New("no browser")
+// fillPeers is the peer pid of each fill so far.
+func (h *fakeHandler) fillPeers() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.peers)
+}
+
+// serve is the fake's Handler.
+func (h *fakeHandler) serve(ctx context.Context, c *Conn) {
+	switch c.Request().Op {
+	case OpStatus:
+		h.statuses.Add(1)
+		st := h.status
+		c.Answer(Message{Type: TypeStatus, Status: &st})
+	case OpPeek:
+		h.peeks.Add(1)
+		st := h.status
+		c.Answer(Message{Type: TypePeek, Status: &st, Active: h.active})
+	case OpFill:
+		h.fills.Add(1)
+		h.mu.Lock()
+		h.peers = append(h.peers, c.PeerPID())
+		h.mu.Unlock()
+		req := c.Fill()
+		if h.fillFn != nil {
+			c.Result(h.fillFn(ctx, req, c.PeerPID(), c.Progress))
+			return
+		}
+		c.Result(fill.Result{Status: fill.StatusOK, Service: req.Service, Field: req.Field, Via: fill.ViaExtension})
 	}
-	return *h.active, nil
 }
 
-func (h *fakeHandler) Serves(service, field string, t ActiveTab) bool {
-	return t.Origin == "https://"+service && t.Field == field && t.Problem == ""
-}
-
-func (h *fakeHandler) Refused(agent fill.Agent, res fill.Result) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.refused = append(h.refused, res)
-}
-
-func (h *fakeHandler) refusedCount() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.refused)
-}
-
-func (h *fakeHandler) fillAgents() []fill.Agent {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return slices.Clone(h.agents)
-}
-
-func (h *fakeHandler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
-	h.fills.Add(1)
-	h.mu.Lock()
-	h.agents = append(h.agents, agent)
-	h.mu.Unlock()
-	if h.fillFn != nil {
-		return h.fillFn(ctx, req, agent, progress)
-	}
-	return fill.Result{Status: fill.StatusOK, Service: req.Service, Field: req.Field, Via: fill.ViaExtension}
-}
-
-func (h *fakeHandler) Status() HostStatus {
-	h.statuses.Add(1)
-	return h.status
-}
-
-func (h *fakeHandler) calls() int { return int(h.fills.Load() + h.statuses.Load()) }
+func (h *fakeHandler) calls() int { return int(h.fills.Load() + h.statuses.Load() + h.peeks.Load()) }
 
 // fakeID is a hosts/<id>.sock name no real process has (above Linux's
 // largest pid_max), for a second listener in this process.
@@ -230,7 +194,7 @@ func startHostWith(t testing.TB, dir string, cfg listenConfig, readTimeout time.
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	hs := &host{l: l, h: h, stop: cancel, served: make(chan error, 1)}
-	go func() { hs.served <- serve(ctx, l, h, readTimeout) }()
+	go func() { hs.served <- serve(ctx, l, h.serve, readTimeout) }()
 	t.Cleanup(func() {
 		cancel()
 		<-hs.served

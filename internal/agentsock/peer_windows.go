@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/fillgate/fillgate/internal/agentid"
 	"github.com/fillgate/fillgate/internal/procinfo"
 )
 
@@ -64,7 +65,7 @@ func checkHost(c net.Conn) error {
 	if err != nil {
 		return fmt.Errorf("%w: process %d: %v", errNotFillgate, pid, err)
 	}
-	if !isFillgate(p, selfExe()) {
+	if !agentid.IsFillgate(p, agentid.Self()) {
 		return fmt.Errorf("%w (process %d runs %s)", errNotFillgate, pid, p.Name)
 	}
 	return nil

@@ -26,28 +26,97 @@ const writeTimeout = 10 * time.Second
 // costs bounded memory and the host keeps serving once it ebbs.
 const maxConns = 1024
 
-// Handler answers requests. Fill runs one fill for agent and reports its
-// steps through progress (safe to call from any goroutine until Fill
-// returns); ctx ends when the client disconnects or Serve's context ends.
-// Status describes the host. Peek reports what the browser's active tab
-// has focused, and Serves whether that is a login field of kind field for
-// service (as the policy reads the service); the router uses both to send
-// a fill to the one browser that shows its login field. Refused hears
-// (for the audit log) a fill the router refused itself.
-type Handler interface {
-	Fill(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result
-	Status() HostStatus
-	Peek(ctx context.Context) (ActiveTab, error)
-	Serves(service, field string, t ActiveTab) bool
-	Refused(agent fill.Agent, res fill.Result)
+// Handler answers the one request of a connection: it runs in the
+// connection's own goroutine and answers through c; the connection closes
+// when it returns. For a fill, ctx ends when the client hangs up or a
+// message cannot be written (cause fill.ErrAgentGone), or when Serve's
+// context ends; for the other ops it is Serve's.
+type Handler func(ctx context.Context, c *Conn)
+
+// Conn is one request on the agent socket, read and checked: what was
+// asked, by which process, and the way back. Its methods are safe to call
+// from any goroutine until the Handler returns.
+type Conn struct {
+	req     Request
+	fill    fill.Request // req as a fill, for OpFill
+	peerPID int
+	socket  string // the listener's own endpoint
+
+	mu     sync.Mutex
+	nc     net.Conn
+	cancel context.CancelFunc // ends a fill's context; nil for the other ops
+	done   bool               // the last message went out (or could not)
 }
 
-// Serve answers connections from l, each in its own goroutine, until ctx
-// ends; then it waits for the requests under way (whose contexts end too)
-// and returns nil. It returns an error if l is closed first.
+// Request is the request as it came, checked for the wire (PROTOCOL.md
+// section 1): a known op, and for a fill a service, a known field and
+// then, and a timeout_ms that is not negative.
+func (c *Conn) Request() Request { return c.req }
+
+// Fill is a fill request as fill.Request: the wire's fields converted, its
+// field and then normalized.
+func (c *Conn) Fill() fill.Request { return c.fill }
+
+// PeerPID is the pid of the process on the other end of the socket.
+func (c *Conn) PeerPID() int { return c.peerPID }
+
+// Progress sends one progress message of a fill; after the answer it sends
+// nothing.
+func (c *Conn) Progress(p fill.Progress) {
+	c.send(Message{Type: TypeProgress, Phase: p.Phase, Deadline: p.Deadline, Where: p.Where}, false)
+}
+
+// Answer sends m, the last message: nothing is sent after it. The status
+// of the answering host (m.Status) gets this listener's endpoint when the
+// handler left it empty and, when the request asked for debug, how many
+// goroutines the host runs.
+func (c *Conn) Answer(m Message) {
+	if m.Status != nil && (m.Status.Socket == "" || c.req.Debug && m.Type == TypeStatus) {
+		st := *m.Status
+		if st.Socket == "" {
+			st.Socket = c.socket
+		}
+		if c.req.Debug && m.Type == TypeStatus {
+			// After the handler did its work (asked the other hosts):
+			// this connection's own goroutine and the server's are all
+			// that is counted of it.
+			st.Goroutines = runtime.NumGoroutine()
+		}
+		m.Status = &st
+	}
+	c.send(m, true)
+}
+
+// Result answers a fill with res.
+func (c *Conn) Result(res fill.Result) { c.Answer(Message{Type: TypeResult, Result: &res}) }
+
+// Error answers with an error message: code (CodeBadRequest, ...) and a
+// detail that never echoes what the client sent.
+func (c *Conn) Error(code, detail string) { c.Answer(errorMessage(code, detail)) }
+
+func (c *Conn) send(m Message, last bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return
+	}
+	c.done = last
+	if err := writeMessage(c.nc, m); err != nil {
+		c.done = true
+		if c.cancel != nil {
+			c.cancel() // the client is gone or stuck
+		}
+	}
+}
+
+// Serve answers connections from l, each in its own goroutine, with h,
+// until ctx ends; then it waits for the requests under way (whose contexts
+// end too) and returns nil. It returns an error if l is closed first.
 //
 // Every connection is checked first: a peer that runs as another user gets
-// a forbidden error and is closed before anything is read from it.
+// a forbidden error and is closed before anything is read from it. Then
+// its one request is read and checked (a bad one gets a bad_request error,
+// and h never sees it).
 func Serve(ctx context.Context, l *Listener, h Handler) error {
 	return serve(ctx, l, h, ReadTimeout)
 }
@@ -55,12 +124,11 @@ func Serve(ctx context.Context, l *Listener, h Handler) error {
 type server struct {
 	l           *Listener
 	h           Handler
-	self        string // our own executable, resolved
 	readTimeout time.Duration
 }
 
 func serve(ctx context.Context, l *Listener, h Handler, readTimeout time.Duration) error {
-	s := &server{l: l, h: h, self: selfExe(), readTimeout: readTimeout}
+	s := &server{l: l, h: h, readTimeout: readTimeout}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	slots := make(chan struct{}, maxConns)
@@ -110,51 +178,30 @@ func (s *server) handle(ctx context.Context, c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-
-	switch req.Op {
-	case OpStatus:
-		st := s.status()
-		m := Message{Type: TypeStatus, Status: &st}
-		if req.All {
-			m.Hosts = s.statusAll(ctx)
-		}
-		if req.Debug {
-			// After the other hosts were asked: this connection's own
-			// goroutine and the server's are all that is counted of it.
-			st.Goroutines = runtime.NumGoroutine()
-		}
-		_ = writeMessage(c, m)
-	case OpPeek:
-		st := s.status()
-		m := Message{Type: TypePeek, Status: &st}
-		if t, err := s.h.Peek(ctx); err == nil {
-			m.Active = &t
-		}
-		_ = writeMessage(c, m)
-	case OpFill:
-		s.fill(ctx, c, r, req, peerPID)
+	conn := &Conn{req: req, peerPID: peerPID, socket: s.l.Path(), nc: c}
+	if req.Op != OpFill {
+		s.h(ctx, conn)
+		return
 	}
-}
+	conn.fill, _ = req.fillRequest() // checked by readRequest
 
-// status is the handler's status with this listener's socket.
-func (s *server) status() HostStatus {
-	st := s.h.Status()
-	if st.Socket == "" {
-		st.Socket = s.l.Path()
-	}
-	return st
-}
-
-// statusAll is the status of every live host, this one first, each with
-// its browser's active tab.
-func (s *server) statusAll(ctx context.Context) []HostStatus {
-	peers := s.peers(ctx, s.otherHosts())
-	out := make([]HostStatus, len(peers))
-	for i, p := range peers {
-		out[i] = p.status
-		out[i].ActiveTab = p.active
-	}
-	return out
+	// A fill's context ends when the client hangs up (a read returns) or
+	// a reply cannot be written, with cause fill.ErrAgentGone, or when
+	// Serve's context ends, with its cause.
+	fctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(fill.ErrAgentGone) }
+	defer cancel()
+	conn.cancel = cancel
+	hungUp := make(chan struct{})
+	go func() {
+		defer close(hungUp)
+		// One request per connection: anything more is ignored, and the
+		// read ends with the client's hang-up (or our own close).
+		_, _ = io.Copy(io.Discard, r)
+		cancel()
+	}()
+	defer func() { c.Close(); <-hungUp }()
+	s.h(fctx, conn)
 }
 
 // readRequest reads and checks the one request line. When it fails, the
@@ -206,76 +253,6 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return line, err
 		}
-	}
-}
-
-// fill runs one fill. Its context ends when the client hangs up (a read
-// returns) or a reply cannot be written, with cause fill.ErrAgentGone, or
-// when Serve's context ends, with its cause.
-func (s *server) fill(ctx context.Context, c net.Conn, r *bufio.Reader, req Request, peerPID int) {
-	freq, _ := req.fillRequest() // checked by readRequest
-	fctx, cancelCause := context.WithCancelCause(ctx)
-	cancel := func() { cancelCause(fill.ErrAgentGone) }
-	defer cancel()
-
-	hungUp := make(chan struct{})
-	go func() {
-		defer close(hungUp)
-		// One request per connection: anything more is ignored, and the
-		// read ends with the client's hang-up (or our own close).
-		_, _ = io.Copy(io.Discard, r)
-		cancel()
-	}()
-	defer func() { c.Close(); <-hungUp }()
-
-	w := &replier{c: c, cancel: cancel}
-	if agent, ok := s.forwardedAgent(req, peerPID); ok {
-		// Another host routed it here: run it, whatever this browser shows.
-		res := s.h.Fill(fctx, freq, agent, w.progress)
-		w.last(Message{Type: TypeResult, Result: &res})
-		return
-	}
-	agent := findAgent(peerPID, s.self)
-	agent.Via = cleanClient(req.Client)
-	target, refused := s.route(fctx, freq)
-	switch {
-	case refused != nil:
-		s.h.Refused(agent, *refused)
-		w.last(Message{Type: TypeResult, Result: refused})
-	case target != "":
-		req.Agent = nil
-		forward(fctx, target, req, agent, w)
-	default:
-		res := s.h.Fill(fctx, freq, agent, w.progress)
-		w.last(Message{Type: TypeResult, Result: &res})
-	}
-}
-
-// replier writes a fill's messages in order, from any goroutine, and drops
-// progress that comes after the result.
-type replier struct {
-	mu     sync.Mutex
-	c      net.Conn
-	cancel context.CancelFunc
-	done   bool
-}
-
-func (w *replier) progress(p fill.Progress) {
-	w.send(Message{Type: TypeProgress, Phase: p.Phase, Deadline: p.Deadline, Where: p.Where}, false)
-}
-
-func (w *replier) last(m Message) { w.send(m, true) }
-
-func (w *replier) send(m Message, last bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done {
-		return
-	}
-	w.done = last
-	if err := writeMessage(w.c, m); err != nil {
-		w.done = true
-		w.cancel() // the client is gone or stuck
 	}
 }
 

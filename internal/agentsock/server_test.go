@@ -35,9 +35,9 @@ func TestStatusRoundTrip(t *testing.T) {
 func TestFillRoundTrip(t *testing.T) {
 	dir := sockDir(t)
 	var gotReq fill.Request
-	var gotAgent fill.Agent
-	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
-		gotReq, gotAgent = req, agent
+	var gotPeer int
+	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, peerPID int, progress func(fill.Progress)) fill.Result {
+		gotReq, gotPeer = req, peerPID
 		return fill.Result{Status: fill.StatusOK, Service: req.Service, Origin: "https://github.com", Field: req.Field, Via: fill.ViaExtension, Detail: "inserted"}
 	}}
 	startHost(t, dir, os.Getpid(), h)
@@ -55,22 +55,32 @@ func TestFillRoundTrip(t *testing.T) {
 		gotReq.Tab == nil || *gotReq.Tab != 12 || gotReq.Frame == nil || *gotReq.Frame != 0 {
 		t.Errorf("the handler got %+v", gotReq)
 	}
-	// This test binary is our own executable, so it is fillgate: the
-	// agent is its parent. A process with no parent to walk to (under
-	// Wine, started from Linux, the parent pid is 0) is its own agent.
-	wantPID := os.Getppid()
-	if wantPID == 0 {
-		wantPID = os.Getpid()
+	// The peer is this test process (the agent behind it is
+	// internal/agentid's to find).
+	if gotPeer != os.Getpid() {
+		t.Errorf("peer pid = %d, want this process %d", gotPeer, os.Getpid())
 	}
-	if gotAgent.PeerPID != os.Getpid() || gotAgent.PID != wantPID || gotAgent.Via != "fillgate fill" {
-		t.Errorf("agent = %+v, want pid %d (our parent), peer %d, via fillgate fill", gotAgent, wantPID, os.Getpid())
+}
+
+// TestPeekRoundTrip: a peek gets the host's status (with its endpoint)
+// and what its browser's active tab has focused.
+func TestPeekRoundTrip(t *testing.T) {
+	dir := sockDir(t)
+	active := &ActiveTab{Origin: "https://a.test", Field: fill.FieldPassword}
+	h := startHost(t, dir, os.Getpid(), &fakeHandler{status: HostStatus{PID: 7}, active: active})
+	m, err := Peek(testCtx(t), h.l.Path())
+	if err != nil || m.Type != TypePeek || m.Status.PID != 7 || m.Status.Socket != h.l.Path() || m.Active == nil || *m.Active != *active {
+		t.Fatalf("Peek = %+v, %v", m, err)
+	}
+	if h.h.peeks.Load() != 1 {
+		t.Errorf("peeks = %d, want 1", h.h.peeks.Load())
 	}
 }
 
 func TestFillDefaults(t *testing.T) {
 	dir := sockDir(t)
 	var gotReq fill.Request
-	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
+	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, peerPID int, progress func(fill.Progress)) fill.Result {
 		gotReq = req
 		return fill.Result{Status: fill.StatusRefused, Service: req.Service}
 	}}
@@ -220,7 +230,7 @@ func TestProgressIsWrittenAsItComes(t *testing.T) {
 	dir := sockDir(t)
 	seen := make(chan fill.Progress, 3)
 	deadline := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
+	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, peerPID int, progress func(fill.Progress)) fill.Result {
 		// Each step waits until the client has seen the one before: if
 		// progress were held back until the result, this would never end.
 		for _, p := range []fill.Progress{{Phase: fill.PhaseInspecting}, {Phase: fill.PhaseWaiting, Deadline: deadline}, {Phase: fill.PhaseInserting}} {
@@ -249,7 +259,7 @@ func TestProgressIsWrittenAsItComes(t *testing.T) {
 func TestProgressAfterResultIsDropped(t *testing.T) {
 	dir := sockDir(t)
 	lateCh := make(chan func(fill.Progress), 1)
-	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
+	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, peerPID int, progress func(fill.Progress)) fill.Result {
 		lateCh <- progress
 		return fill.Result{Status: fill.StatusOK, Service: req.Service}
 	}}
@@ -271,8 +281,8 @@ func TestProgressAfterResultIsDropped(t *testing.T) {
 
 // blockingFill waits for its context to end, reporting that it started and
 // how it ended.
-func blockingFill(started chan<- struct{}, ended chan<- error) func(context.Context, fill.Request, fill.Agent, func(fill.Progress)) fill.Result {
-	return func(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
+func blockingFill(started chan<- struct{}, ended chan<- error) func(context.Context, fill.Request, int, func(fill.Progress)) fill.Result {
+	return func(ctx context.Context, req fill.Request, peerPID int, progress func(fill.Progress)) fill.Result {
 		started <- struct{}{}
 		<-ctx.Done()
 		ended <- ctx.Err()
@@ -338,7 +348,7 @@ func TestServeContextCancelsFill(t *testing.T) {
 	defer l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, l, &fakeHandler{fillFn: blockingFill(started, ended)}) }()
+	go func() { served <- Serve(ctx, l, (&fakeHandler{fillFn: blockingFill(started, ended)}).serve) }()
 
 	type answer struct {
 		res fill.Result
@@ -371,7 +381,7 @@ func TestServeEndsWhenListenerCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- Serve(testCtx(t), l, &fakeHandler{}) }()
+	go func() { served <- Serve(testCtx(t), l, (&fakeHandler{}).serve) }()
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +399,7 @@ func TestConcurrentRequests(t *testing.T) {
 	arrived.Add(n)
 	all := make(chan struct{})
 	go func() { arrived.Wait(); close(all) }()
-	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
+	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, peerPID int, progress func(fill.Progress)) fill.Result {
 		arrived.Done()
 		select {
 		case <-all:
@@ -421,20 +431,6 @@ func TestConcurrentRequests(t *testing.T) {
 	for err := range errs {
 		if err != nil {
 			t.Error(err)
-		}
-	}
-}
-
-func TestCleanClient(t *testing.T) {
-	for in, want := range map[string]string{
-		"fillgate fill":           "fillgate fill",
-		"fillgate mcp":            "fillgate mcp",
-		"evil\x1b[2J\nname\x00":   "",
-		"fillgate fill, trust me": "",
-		strings.Repeat("é", 100):  "",
-	} {
-		if got := cleanClient(in); got != want {
-			t.Errorf("cleanClient(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,13 +1,15 @@
-// Package agentsock is the agent socket: the local AF_UNIX socket through
-// which an agent client (`fillgate fill`, `fillgate mcp`) asks a running
-// host for a fill, and the client side of it. It implements section 1 of
-// PROTOCOL.md.
+// Package agentsock is the agent socket: the local endpoint (an AF_UNIX
+// socket, on Windows a named pipe) through which an agent client
+// (`fillgate fill`, `fillgate mcp`) asks a running host for a fill, and its
+// wire format. It implements section 1 of PROTOCOL.md and nothing above it:
+// which host runs a fill is internal/route's, who asked internal/agentid's,
+// what the host answers internal/nmhost's.
 //
 // The host side is Listen and Serve: every host listens on
 // <dir>/hosts/<pid>.sock, and the first live one also owns <dir>/agent.sock.
-// Every accepted connection must come from a process of the same user; the
-// process that asked (the agent) is the nearest ancestor of the peer that is
-// not fillgate itself. The client side is Fill and Status.
+// Every accepted connection must come from a process of the same user, and
+// its one request is read and checked before the Handler gets it (a Conn).
+// The client side is Dial, and Fill, Status and Peek over it.
 //
 // No message on this socket ever carries a secret value.
 package agentsock
@@ -15,7 +17,6 @@ package agentsock
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
@@ -74,7 +75,7 @@ type Request struct {
 	// Client says how the agent reached fillgate; display only.
 	Client string `json:"client,omitempty"`
 	// Browser and Profile narrow which connected browser a fill may go
-	// to (see Route); empty means any.
+	// to (internal/route); empty means any.
 	Browser string `json:"browser,omitempty"`
 	Profile string `json:"profile,omitempty"`
 	// All asks a status request for every host, not just the one asked.
@@ -228,17 +229,4 @@ func (r Request) fillRequest() (fill.Request, error) {
 		Browser: r.Browser,
 		Profile: r.Profile,
 	}, nil
-}
-
-// knownClients are the fillgate front ends an agent can come through.
-var knownClients = []string{"fillgate fill", "fillgate mcp", "fillgate demo"}
-
-// cleanClient returns the display-only client name when it is one of
-// fillgate's own front ends, and "" otherwise: the prompt is trusted UI, so
-// an agent must not be able to put text of its choosing there.
-func cleanClient(s string) string {
-	if slices.Contains(knownClients, s) {
-		return s
-	}
-	return ""
 }

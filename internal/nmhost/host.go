@@ -1,7 +1,9 @@
-// Package nmhost runs fillgate as a native-messaging host: the browser starts
-// it for fillgate's extension, it speaks native messaging on stdin/stdout,
-// listens on the agent socket, and runs each agent request through the fill
-// flow with the extension as the browser.
+// Package nmhost runs fillgate as a native-messaging host: the browser
+// starts it for fillgate's extension, it speaks native messaging on
+// stdin/stdout, listens on the agent socket, and answers each agent
+// request (serve.go): a fill goes through in one pass, routed to the
+// browser that shows its field, and runs the fill flow with the extension
+// as the browser.
 package nmhost
 
 import (
@@ -15,6 +17,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fillgate/fillgate/internal/agentid"
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/bridge"
@@ -105,22 +108,30 @@ func Run(ctx context.Context, cfg Config) error {
 	defer l.Close()
 	log.Info("host started", "caller", cfg.Caller.ID, "socket", l.Path(), "agent_socket", l.OwnsAgentSocket())
 
-	h := &handler{
-		caller:     cfg.Caller,
-		browser:    name,
-		profile:    profile,
-		bridge:     br,
-		state:      state,
-		keyring:    keychain.OS(),
-		env:        env,
-		environ:    cfg.Environ,
-		audit:      audit.Open(stateDir),
-		log:        log,
+	b := &browser{
+		caller:  cfg.Caller,
+		name:    name,
+		profile: profile,
+		bridge:  br,
+		state:   state,
+		keyring: keychain.OS(),
+		env:     env,
+		environ: cfg.Environ,
+		audit:   audit.Open(stateDir),
+		log:     log,
+		socket:  l.Path(),
+	}
+	srv := &server{
+		l:          l,
+		self:       agentid.Self(),
 		policyPath: policyPath,
-		socket:     l.Path(),
+		loadPolicy: func() (*policy.Policy, error) { return policy.Load(policyPath) },
+		local:      b,
+		audit:      b.audit,
+		log:        log,
 	}
 	served := make(chan error, 1)
-	go func() { served <- agentsock.Serve(ctx, l, h) }()
+	go func() { served <- agentsock.Serve(ctx, l, srv.serve) }()
 
 	err = port.Run(ctx)
 	stop(fill.ErrBrowserGone) // running fills end as failed
@@ -141,64 +152,62 @@ func Run(ctx context.Context, cfg Config) error {
 	return fmt.Errorf("native messaging: %w", err)
 }
 
-// handler answers agent-socket requests with the extension as the browser.
-type handler struct {
-	caller     manifest.Caller
-	browser    string // the browser's name, e.g. "chromium", "brave"
-	profile    string // its profile, or "default"
-	bridge     *bridge.Bridge
-	state      *fill.MemState // the State and the leases, in memory
-	keyring    *keychain.Keyring
-	env        dirs.Env // the browser's environment: the native dialog's display
-	environ    []string
-	audit      fill.Auditor
-	log        *slog.Logger
-	policyPath string
-	socket     string
+// browser is this host's own browser, the extension through the bridge,
+// as the answers on the agent socket need it (local).
+type browser struct {
+	caller  manifest.Caller
+	name    string // the browser's name, e.g. "chromium", "brave"
+	profile string // its profile, or "default"
+	bridge  *bridge.Bridge
+	state   *fill.MemState // the State and the leases, in memory
+	keyring *keychain.Keyring
+	env     dirs.Env // the browser's environment: the native dialog's display
+	environ []string
+	audit   fill.Auditor
+	log     *slog.Logger
+	socket  string
 }
 
-// Fill loads the policy afresh (so an edited file applies at once), checks
-// req and runs the fill flow. A policy file that does not parse refuses
-// every request.
-func (h *handler) Fill(ctx context.Context, req fill.Request, agent fill.Agent, progress func(fill.Progress)) fill.Result {
-	pol, err := policy.Load(h.policyPath)
-	if err != nil {
-		h.log.Error("policy", "err", err)
-		res := policy.Refusal(h.policyPath, req.Service, fill.ViaExtension)
-		_ = h.audit.Record(fill.AuditEntry{Time: time.Now(), Agent: agent, Service: req.Service, Via: res.Via, Status: res.Status, Detail: res.Detail})
-		return res
-	}
-	environ := h.environ
+var _ local = (*browser)(nil)
+
+// engine is the fill flow under pol, with the extension as the browser.
+func (b *browser) engine(pol *policy.Policy) *fill.Engine {
+	environ := b.environ
 	if environ == nil {
 		environ = os.Environ()
 	}
-	e := &fill.Engine{
-		Browser:    h.bridge,
-		Prompter:   prompt.Config{Logger: h.log}.Start,
-		Native:     nativeprompt.New(nativeprompt.Config{Program: pol.Pinentry, Env: h.env, Logger: h.log}),
+	return &fill.Engine{
+		Browser:    b.bridge,
+		Prompter:   prompt.Config{Logger: b.log}.Start,
+		Native:     nativeprompt.New(nativeprompt.Config{Program: pol.Pinentry, Env: b.env, Logger: b.log}),
 		PromptMode: pol.Prompt,
 		Policy:     pol,
-		State:      h.state,
+		State:      b.state,
 		Limits:     pol.Limits(),
-		Planner:    &planner.Planner{Policy: pol, Keyring: h.keyring, Environ: environ},
-		Leases:     h.state,
-		Notifier:   h.bridge,
-		Audit:      h.audit,
-		Log:        h.log,
-		OnOutcome:  h.bridge.Outcome,
+		Planner:    &planner.Planner{Policy: pol, Keyring: b.keyring, Environ: environ},
+		Leases:     b.state,
+		Notifier:   b.bridge,
+		Audit:      b.audit,
+		Log:        b.log,
+		OnOutcome:  b.bridge.Outcome,
 	}
-	checked, err := fill.Check(req, policy.NormalizeService)
-	if err != nil {
-		res := fill.Result{Status: fill.StatusRefused, Service: req.Service, Field: req.Field, Via: fill.ViaExtension, Detail: err.Error()}
-		e.Refused(agent, res)
-		return res
-	}
-	before := leaseIDs(h.state.LiveLeases(time.Now()))
-	res := e.Fill(ctx, checked, agent, progress)
-	if !slices.Equal(before, leaseIDs(h.state.LiveLeases(time.Now()))) {
-		h.bridge.PushLeases() // the popup lists a lease this fill started
+}
+
+// fill runs the fill flow, and pushes the leases to the popup when the
+// fill started one.
+func (b *browser) fill(ctx context.Context, pol *policy.Policy, req fill.Checked, agent fill.Agent, progress func(fill.Progress)) fill.Result {
+	before := leaseIDs(b.state.LiveLeases(time.Now()))
+	res := b.engine(pol).Fill(ctx, req, agent, progress)
+	if !slices.Equal(before, leaseIDs(b.state.LiveLeases(time.Now()))) {
+		b.bridge.PushLeases() // the popup lists a lease this fill started
 	}
 	return res
+}
+
+// refused records a refusal at the door as the fill flow records its
+// outcomes: the log, the audit log, the popup's history.
+func (b *browser) refused(pol *policy.Policy, agent fill.Agent, res fill.Result) {
+	b.engine(pol).Refused(agent, res)
 }
 
 // leaseIDs lists the leases' ids.
@@ -214,61 +223,44 @@ func leaseIDs(ls []fill.Lease) []string {
 // say what drives the browser.
 const statusDriveBudget = time.Second
 
-// Status describes this host for `fillgate doctor` and clients.
-func (h *handler) Status() agentsock.HostStatus {
-	es := h.bridge.Status()
+// status describes this host for `fillgate status` and clients, under pol
+// (nil: the policy file does not load, and no prompt mode is named).
+func (b *browser) status(pol *policy.Policy) agentsock.HostStatus {
+	es := b.bridge.Status()
 	ctx, cancel := context.WithTimeout(context.Background(), statusDriveBudget)
 	defer cancel()
-	drive := h.bridge.DriveStatus(ctx)
-	prompt := ""
-	if pol, err := policy.Load(h.policyPath); err == nil {
-		prompt = pol.Prompt
+	drive := b.bridge.DriveStatus(ctx)
+	mode := ""
+	if pol != nil {
+		mode = pol.Prompt
 	}
 	return agentsock.HostStatus{
 		Version:     manifest.Version,
 		PID:         os.Getpid(),
-		Browser:     string(h.caller.Family),
-		BrowserName: h.browser,
-		Profile:     h.profile,
-		Caller:      h.caller.ID,
+		Browser:     string(b.caller.Family),
+		BrowserName: b.name,
+		Profile:     b.profile,
+		Caller:      b.caller.ID,
 		Extension: agentsock.ExtensionStatus{
 			Connected: es.Connected, Version: es.Version, Paused: es.Paused, UserAgent: es.UserAgent, Instance: es.Instance,
 		},
-		Socket: h.socket,
-		Leases: h.state.LiveLeases(time.Now()),
+		Socket: b.socket,
+		Leases: b.state.LiveLeases(time.Now()),
 		Drive:  &drive,
-		Prompt: prompt,
+		Prompt: mode,
 	}
 }
 
 // peekBudget bounds the extension's answer to a peek.
 const peekBudget = 2 * time.Second
 
-// Peek asks the extension what its active tab has focused.
-func (h *handler) Peek(ctx context.Context) (agentsock.ActiveTab, error) {
+// peek asks the extension what its active tab has focused.
+func (b *browser) peek(ctx context.Context) (agentsock.ActiveTab, error) {
 	ctx, cancel := context.WithTimeout(ctx, peekBudget)
 	defer cancel()
-	f, err := h.bridge.Peek(ctx)
+	f, err := b.bridge.Peek(ctx)
 	if err != nil {
 		return agentsock.ActiveTab{}, err
 	}
 	return agentsock.ActiveTab{Origin: f.Origin, Field: f.Field.Kind, Problem: f.Field.Problem}, nil
-}
-
-// Serves reports whether t is a usable login field of kind field for
-// service, as the policy reads the service. A policy that does not parse
-// serves nothing (this host's Fill would refuse too).
-func (h *handler) Serves(service, field string, t agentsock.ActiveTab) bool {
-	pol, err := policy.Load(h.policyPath)
-	return err == nil && t.Problem == "" && pol.Serves(service, field, t.Origin, t.Field)
-}
-
-// Refused records a fill the router refused before any browser ran it.
-func (h *handler) Refused(agent fill.Agent, res fill.Result) {
-	err := h.audit.Record(fill.AuditEntry{Time: time.Now(), Agent: agent, Service: res.Service,
-		Field: res.Field, Via: res.Via, Status: res.Status, Detail: res.Detail})
-	if err != nil {
-		h.log.Error("audit log", "err", err)
-	}
-	h.log.Info("fill refused by the router", "agent", agent.String(), "service", res.Service, "detail", res.Detail)
 }

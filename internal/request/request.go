@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fillgate/fillgate/internal/agentid"
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/cdp"
@@ -162,7 +163,7 @@ func fillCDP(ctx context.Context, checked fill.Checked, o Options, pol *policy.P
 	if err != nil {
 		return failed(req, ViaCDP, fmt.Sprintf("cannot open the state dir: %v", err))
 	}
-	agent := agentsock.FindAgent(os.Getpid())
+	agent := agentid.Of(os.Getpid())
 	agent.Via = o.Client
 	e := &fill.Engine{
 		Browser:  b,

@@ -2,7 +2,6 @@ package request_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/internal/agentid"
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
@@ -78,39 +78,32 @@ func (w *world) policy(text string) {
 	}
 }
 
-// fakeHost is an agentsock.Handler standing in for a browser's host.
+// fakeHost stands in for a browser's host on the agent socket.
 type fakeHost struct {
 	w *world
-	// block, if set, makes Fill wait for the request's end after closing
+	// block, if set, makes a fill wait for the request's end after closing
 	// called.
 	block  bool
 	called chan struct{}
 }
 
-// Fill implements agentsock.Handler.
-func (h *fakeHost) Fill(ctx context.Context, req fill.Request, _ fill.Agent, _ func(fill.Progress)) fill.Result {
-	h.w.fills.Add(1)
-	if h.block {
-		close(h.called)
-		<-ctx.Done()
+// serve is its agentsock.Handler: a status or a peek describes it (its
+// browser shows nothing: a single host is never asked), a fill is ok.
+func (h *fakeHost) serve(ctx context.Context, c *agentsock.Conn) {
+	st := agentsock.HostStatus{Version: "test", PID: os.Getpid(), Extension: agentsock.ExtensionStatus{Connected: true}}
+	switch c.Request().Op {
+	case agentsock.OpStatus:
+		c.Answer(agentsock.Message{Type: agentsock.TypeStatus, Status: &st})
+	case agentsock.OpPeek:
+		c.Answer(agentsock.Message{Type: agentsock.TypePeek, Status: &st})
+	case agentsock.OpFill:
+		h.w.fills.Add(1)
+		if h.block {
+			close(h.called)
+			<-ctx.Done()
+		}
+		c.Result(fill.Result{Status: fill.StatusOK, Service: c.Fill().Service, Via: fill.ViaExtension, Detail: "answered by the fake host"})
 	}
-	return fill.Result{Status: fill.StatusOK, Service: req.Service, Via: fill.ViaExtension, Detail: "answered by the fake host"}
-}
-
-// Peek implements agentsock.Handler: a single host is never asked.
-func (h *fakeHost) Peek(context.Context) (agentsock.ActiveTab, error) {
-	return agentsock.ActiveTab{}, errors.New("not asked with one host")
-}
-
-// Serves implements agentsock.Handler.
-func (h *fakeHost) Serves(string, string, agentsock.ActiveTab) bool { return false }
-
-// Refused implements agentsock.Handler.
-func (h *fakeHost) Refused(fill.Agent, fill.Result) {}
-
-// Status implements agentsock.Handler.
-func (h *fakeHost) Status() agentsock.HostStatus {
-	return agentsock.HostStatus{Version: "test", PID: os.Getpid(), Extension: agentsock.ExtensionStatus{Connected: true}}
 }
 
 // host serves h on the world's agent socket until the test ends.
@@ -129,7 +122,7 @@ func (w *world) host(h *fakeHost) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = agentsock.Serve(ctx, l, h)
+		_ = agentsock.Serve(ctx, l, h.serve)
 	}()
 	w.t.Cleanup(func() {
 		cancel()
@@ -343,7 +336,7 @@ func TestCooldownComesBeforeConnecting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	me := agentsock.FindAgent(os.Getpid())
+	me := agentid.Of(os.Getpid())
 	if err := st.NoteNoResponse(me.Key(), "github.com", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package agentsock
+package agentid
 
 import (
 	"fmt"
@@ -80,7 +80,7 @@ func TestAgentIsOneProcess(t *testing.T) {
 	fg := program(t, t.TempDir(), "fillgate")
 	sh1, c1 := startUnderShell(t, fg)
 	sh2, c2 := startUnderShell(t, fg)
-	a1, a2 := findAgent(c1, ""), findAgent(c2, "")
+	a1, a2 := Find(c1, ""), Find(c2, "")
 	if a1.PID != sh1 || a2.PID != sh2 || a1.PeerPID != c1 || a2.PeerPID != c2 {
 		t.Fatalf("agents %+v and %+v; want the shells %d and %d", a1, a2, sh1, sh2)
 	}
@@ -99,7 +99,7 @@ func TestAgentIsOneProcess(t *testing.T) {
 	if a1.ProcessKey() == "" || a1.ProcessKey() == a2.ProcessKey() {
 		t.Error("the two shells share a process key (or have none)")
 	}
-	if again := findAgent(c1, ""); again.ProcessKey() != a1.ProcessKey() {
+	if again := Find(c1, ""); again.ProcessKey() != a1.ProcessKey() {
 		t.Error("the same shell read twice has two process keys")
 	}
 }
@@ -112,7 +112,7 @@ func TestForwardedAgentIsItsTunnelProcess(t *testing.T) {
 	for _, name := range []string{"ssh", "sshd"} {
 		prog := program(t, dir, name)
 		p1, p2 := startProgram(t, prog), startProgram(t, prog)
-		a1, a2 := findAgent(p1, ""), findAgent(p2, "")
+		a1, a2 := Find(p1, ""), Find(p2, "")
 		if a1.PID != p1 || a2.PID != p2 || a1.Remote != "ssh" || a2.Remote != "ssh" {
 			t.Fatalf("%s: agents %+v and %+v; want the tunnel processes %d and %d via ssh", name, a1, a2, p1, p2)
 		}
@@ -122,22 +122,36 @@ func TestForwardedAgentIsItsTunnelProcess(t *testing.T) {
 	}
 }
 
-// TestServedAgentHasStart: the agent the socket hands the handler carries
-// its start time. The host skips its own executable (this test binary),
-// so the agent is this test's parent.
-func TestServedAgentHasStart(t *testing.T) {
-	dir := sockDir(t)
-	h := startHost(t, dir, os.Getpid(), &fakeHandler{active: login("a.test")})
-	if res, err := Fill(testCtx(t), dir, fill.Request{Service: "a.test", Field: fill.FieldPassword}, "test", nil); err != nil || res.Status != fill.StatusOK {
-		t.Fatalf("Fill = %+v, %v", res, err)
+// TestAgentAncestry: sh runs a fillgate (a copy of this binary, named
+// fillgate), which runs this very executable as the socket's peer: both
+// fillgates are skipped, and the agent is the shell. A peer that is not
+// fillgate is itself the agent.
+func TestAgentAncestry(t *testing.T) {
+	self := Self()
+	bin := t.TempDir()
+	fillgateCopy := copyExe(t, bin, "fillgate")
+	agentCopy := copyExe(t, bin, "some-agent")
+
+	// sh -> fillgate -> this test binary. "; exit" keeps sh from
+	// exec'ing its last command.
+	sh := exec.Command("sh", "-c", `"$0"; exit $?`, fillgateCopy)
+	sh.Env = append(os.Environ(), envHelper+"=spawn", envNext+"="+self)
+	peer := startChain(t, sh)
+	a := Find(peer, self)
+	if a.PID != sh.Process.Pid || a.Name != "sh" {
+		t.Errorf("agent = %+v, want the shell (pid %d)", a, sh.Process.Pid)
 	}
-	parent, err := procinfo.Get(os.Getppid())
-	if err != nil {
-		t.Fatal(err)
+	if base := filepath.Base(a.Exe); base != "dash" && base != "bash" && base != "sh" {
+		t.Errorf("agent exe = %q, want the shell's", a.Exe)
 	}
-	got := h.h.fillAgents()[0]
-	if got.PID != parent.PID || got.Start == 0 || got.Start != parent.Start || got.ProcessKey() == "" {
-		t.Errorf("the handler got agent %s with start %d; want this test's parent (pid %d, start %d)",
-			got, got.Start, parent.PID, parent.Start)
+	if a.PeerPID != peer || a.PeerPID == a.PID {
+		t.Errorf("peer pid = %d, want the client %d", a.PeerPID, peer)
+	}
+
+	sh = exec.Command("sh", "-c", `"$0"; exit $?`, agentCopy)
+	sh.Env = append(os.Environ(), envHelper+"=wait")
+	peer = startChain(t, sh)
+	if a := Find(peer, self); a.PID != peer || a.PeerPID != peer || a.Name != "some-agent" || a.Exe != agentCopy {
+		t.Errorf("agent = %+v, want the client itself (pid %d, %s)", a, peer, agentCopy)
 	}
 }

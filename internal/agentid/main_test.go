@@ -1,0 +1,134 @@
+package agentid
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// The test binary doubles as helper processes, picked by FGTEST_HELPER:
+//
+//	wait:  print its pid, then wait until stdin closes (a client on the
+//	       socket, as the agent walk sees one).
+//	spawn: run FGTEST_NEXT as a wait helper, with this stdin and stdout
+//	       (to build a process chain).
+//	idle:  print "ready" and wait until stdin closes.
+const (
+	envHelper = "FGTEST_HELPER"
+	envNext   = "FGTEST_NEXT"
+)
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(envHelper) {
+	case "":
+		os.Exit(m.Run())
+	case "wait":
+		fmt.Println(os.Getpid())
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	case "spawn":
+		cmd := exec.Command(os.Getenv(envNext))
+		cmd.Env = append(os.Environ(), envHelper+"=wait")
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "spawn:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "idle":
+		fmt.Println("ready")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	default:
+		fmt.Fprintln(os.Stderr, "unknown helper")
+		os.Exit(2)
+	}
+}
+
+// exeSuffix ends an executable's name.
+func exeSuffix() string {
+	if runtime.GOOS == "windows" {
+		return ".exe"
+	}
+	return ""
+}
+
+// copyExe copies the test binary to dir/name, executable by anyone.
+func copyExe(t testing.TB, dir, name string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startChain starts cmd, whose last process is a wait helper, and returns
+// that process's pid; the chain ends (its stdin closed, then waited for)
+// when the test does.
+func startChain(t testing.TB, cmd *exec.Cmd) int {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	var pid int
+	if _, err := fmt.Fscan(stdout, &pid); err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("the chain %v did not start: %v", cmd.Args, err)
+	}
+	return pid
+}
+
+// startIdle runs exe as an idle helper until the test ends and returns
+// its pid once it runs.
+func startIdle(t testing.TB, exe string) int {
+	t.Helper()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), envHelper+"=idle")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	var ready string
+	if _, err := fmt.Fscan(stdout, &ready); err != nil || ready != "ready" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("helper %s did not start: %q, %v", exe, ready, err)
+	}
+	return cmd.Process.Pid
+}
