@@ -107,7 +107,7 @@ func (r *rig) fills(b *testing.B, via string, n int, f map[string]series) {
 	defer tb.close()
 	for range n {
 		tb.focus("pw")
-		k := r.prompts.count()
+		k := r.prompts.Count()
 		a := r.fill("--service", "127.0.0.1", "--then", "none", "--via", via)
 		painted, enter := r.answer(a, k, sample)
 		res := a.result(b, r.ctx)

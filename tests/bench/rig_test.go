@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
@@ -57,7 +57,7 @@ type rig struct {
 	bctx     context.Context
 	site     *loginserver.Server
 	unasked  *loginserver.Server // the site whose fills need no human
-	prompts  *watch
+	prompts  *promptwatch.Watch
 	hostRoot string // a second environment, for the cold-start host
 	// person answers the native dialog on the rig's own X display, where
 	// the host (the browser's environment) and the CDP path's fillgate
@@ -115,7 +115,7 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	})
 	r.env = append(r.env, fmt.Sprintf("FILLGATE_CDP_URL=http://127.0.0.1:%d", r.chrome.Port))
 	r.bctx = r.chrome.Attach(t, ctx)
-	r.prompts = watchPrompts(t, r.bctx, r.site.URL)
+	r.prompts = promptwatch.CDP(t, r.bctx, promptwatch.OnLoopbackBut(r.site.URL))
 	r.waitHost()
 	r.hostRoot = filepath.Join(root, "coldstart")
 	return r
@@ -270,72 +270,6 @@ func (tb *tab) focus(id string) {
 	}
 }
 
-// watch records the prompt pages the browser opens: page targets on
-// 127.0.0.1 that are not the login site.
-type watch struct {
-	mu      sync.Mutex
-	site    string
-	opened  []target.ID
-	known   map[target.ID]bool
-	changed chan struct{}
-}
-
-func watchPrompts(t testing.TB, bctx context.Context, site string) *watch {
-	t.Helper()
-	w := &watch{site: site, known: map[target.ID]bool{}, changed: make(chan struct{})}
-	saw := func(info *target.Info) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if info.Type != "page" || w.known[info.TargetID] || !strings.HasPrefix(info.URL, "http://127.0.0.1:") ||
-			strings.HasPrefix(info.URL, site+"/") {
-			return
-		}
-		w.known[info.TargetID] = true
-		w.opened = append(w.opened, info.TargetID)
-		close(w.changed)
-		w.changed = make(chan struct{})
-	}
-	if err := chromedp.ListenBrowser(bctx, func(ev any) {
-		switch ev := ev.(type) {
-		case *target.EventTargetCreated:
-			saw(ev.TargetInfo)
-		case *target.EventTargetInfoChanged:
-			saw(ev.TargetInfo)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.CallBrowser(bctx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-func (w *watch) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.opened)
-}
-
-// next waits for prompt number n (0-based).
-func (w *watch) next(ctx context.Context, n int) (target.ID, error) {
-	for {
-		w.mu.Lock()
-		if len(w.opened) > n {
-			id := w.opened[n]
-			w.mu.Unlock()
-			return id, nil
-		}
-		changed := w.changed
-		w.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("no prompt opened: %w", ctx.Err())
-		case <-changed:
-		}
-	}
-}
-
 // answer waits for prompt number n to be painted with its field focused,
 // types text and presses Enter, as the person would. It returns when the
 // page was first painted (the page's own first-contentful-paint, on the
@@ -351,11 +285,11 @@ func (r *rig) answer(a *run, n int, text string) (painted, enter time.Time) {
 		case <-ctx.Done():
 		}
 	}()
-	id, err := r.prompts.next(ctx, n)
+	id, err := r.prompts.Next(ctx, n)
 	if err != nil {
 		r.t.Fatalf("%v; fillgate fill printed %s", err, a.stdout.Bytes())
 	}
-	pctx, pcancel, err := browser.AttachTarget(ctx, r.bctx, id)
+	pctx, pcancel, err := browser.AttachTarget(ctx, r.bctx, target.ID(id))
 	if err != nil {
 		r.t.Fatal(err)
 	}

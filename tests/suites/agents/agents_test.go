@@ -57,7 +57,7 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 				tb := r.open(t, r.site1, c.path)
 				tb.focus(c.id)
 				m := tools.mark(t)
-				n := r.prompts.count()
+				n := r.prompts.Count()
 				run := r.fill(t, "--service", svc, "--field", c.field, "--via", via)
 				p := r.awaitPrompt(t, n)
 				p.send(secret)
@@ -87,7 +87,7 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 			tb := r.open(t, r.site1, "/login")
 			tb.focus("pw")
 			m := tools.mark(t)
-			n := r.prompts.count()
+			n := r.prompts.Count()
 			call, err := agent.Start("request_secret", map[string]any{"service": svc, "then": "none"}, agenttools.CallOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -133,7 +133,7 @@ func TestCDPTabPromptToPlaywright(t *testing.T) {
 	tb := r.open(t, r.site1, "/login")
 	tb.focus("pw")
 	m := tools.mark(t)
-	n := r.prompts.count()
+	n := r.prompts.Count()
 	run := r.fill(t, "--service", svc, "--via", fill.ViaCDP)
 	p := r.awaitPrompt(t, n)
 	u, err := url.Parse(p.url)
@@ -193,9 +193,9 @@ func TestPinnedTabOnlyNarrows(t *testing.T) {
 				id = r.extensionTabID(t, bg)
 			}
 			r.openBeside(t, r.site2, "/other") // in front of it, in its window
-			n := r.prompts.count()
+			n := r.prompts.Count()
 			run := r.fill(t, "--service", svc, "--via", via, "--tab", id)
-			if opened, err := r.prompts.openedOrDone(r.ctx, n, run.done); err != nil || opened {
+			if opened, err := r.prompts.OpenedOrDone(r.ctx, n, run.done); err != nil || opened {
 				t.Errorf("a prompt opened for the pinned background tab (%v)", err)
 				r.closeWindow(t, r.awaitPrompt(t, n))
 				n++

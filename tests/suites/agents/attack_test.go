@@ -101,7 +101,7 @@ func TestAttackAgentsCannotAnswer(t *testing.T) {
 			at.noPerson(t, tab2, via, saved, mcp, parent)
 		})
 	}
-	if n := a.prompts.count(); n != 0 {
+	if n := a.prompts.Count(); n != 0 {
 		t.Errorf("%d prompt pages opened in the browser; want none: the person answers outside it", n)
 	}
 }

@@ -27,7 +27,7 @@ func TestLoginRequestNotInTheAgentsNetworkTools(t *testing.T) {
 	tb := r.open(t, r.site1, "/login")
 	tb.focus("pw")
 	m := tools.mark(t)
-	n := r.prompts.count()
+	n := r.prompts.Count()
 	run := r.fill(t, "--service", svc, "--via", fill.ViaExtension)
 	p := r.awaitPrompt(t, n)
 	p.send(secret)
