@@ -75,7 +75,9 @@ func (w *Watch) AttachCDP(ctx, bctx context.Context, n int, ready string) (strin
 // BiDi watches the prompts of Firefox ff from its browsing-context
 // events: a prompt is a top-level browsing context (a tab or a popup
 // window); its id is the context's. Only BiDi reports when a prompt has
-// loaded (Watch.WaitLoaded).
+// loaded (Watch.WaitLoaded). Start it before the extension is installed:
+// in Firefox ESR 153 a session that subscribed after the add-on was
+// installed heard nothing of the popup windows the add-on opened.
 func BiDi(t testing.TB, ctx context.Context, ff *browser.Firefox, isPrompt func(url string) bool) *Watch {
 	t.Helper()
 	w := New(isPrompt)

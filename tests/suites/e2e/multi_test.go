@@ -197,14 +197,14 @@ func TestChromiumAndFirefox(t *testing.T) {
 		t.Fatal(err)
 	}
 	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{Profile: profile, Env: r.env})
+	// Every page on 127.0.0.1 in Firefox is a prompt: its login page is on
+	// 127.0.0.2.
+	ffPrompts := promptwatch.BiDi(t, ctx, ff, promptwatch.OnLoopbackBut(ch.origin2))
 	if err := ff.Call(ctx, "webExtension.install", map[string]any{
 		"extensionData": map[string]string{"type": "path", "path": r.extensionDir},
 	}, nil); err != nil {
 		t.Fatalf("install the extension as a temporary add-on: %v", err)
 	}
-	// Every page on 127.0.0.1 in Firefox is a prompt: its login page is on
-	// 127.0.0.2.
-	ffPrompts := promptwatch.BiDi(t, ctx, ff, promptwatch.OnLoopbackBut(ch.origin2))
 	ffHost := r.waitHostOf(t, ctx, ff.Cmd.Process.Pid, 0)
 	if ffHost.Browser != "firefox" || ffHost.BrowserName != "firefox" {
 		t.Fatalf("firefox's host says %+v", ffHost)
