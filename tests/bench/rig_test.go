@@ -3,7 +3,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +24,7 @@ import (
 	"github.com/fillgate/fillgate/tests/fakes/notifyd"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
+	"github.com/fillgate/fillgate/tests/kit/fillrun"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
@@ -191,48 +191,21 @@ func (r *rig) waitHost() {
 }
 
 // run is one `fillgate fill --json` as an agent runs it.
-type run struct {
-	cmd          *exec.Cmd
-	stdout       bytes.Buffer
-	start, ended time.Time
-	done         chan struct{}
-	err          error
-}
+type run struct{ *fillrun.Run }
 
 func (r *rig) fill(args ...string) *run {
 	r.t.Helper()
-	a := &run{done: make(chan struct{})}
-	a.cmd = exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
-	a.cmd.Env = r.env
-	a.cmd.Stdout = &a.stdout
-	a.start = time.Now()
-	if err := a.cmd.Start(); err != nil {
-		r.t.Fatalf("start fillgate fill: %v", err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		a.ended = time.Now()
-		close(a.done)
-	}()
-	return a
+	cmd := exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
+	cmd.Env = r.env
+	return &run{fillrun.Start(r.t, cmd)}
 }
 
 // result waits for the run and returns its result.
 func (a *run) result(t testing.TB, ctx context.Context) fill.Result {
 	t.Helper()
-	select {
-	case <-a.done:
-	case <-ctx.Done():
-		_ = a.cmd.Process.Kill()
-		t.Fatalf("fillgate fill did not finish")
-	}
-	var res fill.Result
-	var exit *exec.ExitError
-	if a.err != nil && !errors.As(a.err, &exit) {
-		t.Fatalf("fillgate fill: %v", a.err)
-	}
-	if err := json.Unmarshal(a.stdout.Bytes(), &res); err != nil {
-		t.Fatalf("fillgate fill printed %q", a.stdout.Bytes())
+	res, _, err := a.Result(ctx)
+	if err != nil {
+		t.Fatalf("%v: %q", err, a.Stdout())
 	}
 	return res
 }
@@ -280,14 +253,14 @@ func (r *rig) answer(a *run, n int, text string) (painted, enter time.Time) {
 	defer cancel()
 	go func() {
 		select {
-		case <-a.done: // it ended without a prompt: stop waiting for one
+		case <-a.Done(): // it ended without a prompt: stop waiting for one
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
 	id, err := r.prompts.Next(ctx, n)
 	if err != nil {
-		r.t.Fatalf("%v; fillgate fill printed %s", err, a.stdout.Bytes())
+		r.t.Fatalf("%v; fillgate fill printed %s", err, a.Stdout())
 	}
 	pctx, pcancel, err := browser.AttachTarget(ctx, r.bctx, target.ID(id))
 	if err != nil {
@@ -343,8 +316,8 @@ func (r *rig) answerNative(a *run, text string) (shown, enter time.Time) {
 			break
 		}
 		select {
-		case <-a.done:
-			r.t.Fatalf("fillgate fill ended without a dialog: %s", a.stdout.Bytes())
+		case <-a.Done():
+			r.t.Fatalf("fillgate fill ended without a dialog: %s", a.Stdout())
 		case <-ctx.Done():
 			r.t.Fatal("the native dialog never showed")
 		case <-time.After(2 * time.Millisecond):

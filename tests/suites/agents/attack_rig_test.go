@@ -234,7 +234,7 @@ func (a *attackRig) awaitDialog(t testing.TB, run *fillRun, title string, parent
 	defer cancel()
 	go func() {
 		select {
-		case <-run.done:
+		case <-run.Done():
 			cancel()
 		case <-ctx.Done():
 		}
@@ -242,7 +242,7 @@ func (a *attackRig) awaitDialog(t testing.TB, run *fillRun, title string, parent
 	w, err := a.person.WaitClass(ctx, "^[Pp]inentry")
 	if err != nil {
 		select {
-		case <-run.done:
+		case <-run.Done():
 			t.Fatalf("the request ended before a native dialog showed: %+v", run.result(t))
 		default:
 		}

@@ -35,6 +35,7 @@ import (
 	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
+	"github.com/fillgate/fillgate/tests/kit/fillrun"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
@@ -283,58 +284,31 @@ func (r *rig) scanFillgate(t testing.TB, secret []byte) {
 
 // fillRun is one `fillgate fill --json` run as the agent.
 type fillRun struct {
-	r      *rig
-	cmd    *exec.Cmd
-	stdout bytes.Buffer
-	stderr bytes.Buffer
-	done   chan struct{}
+	r *rig
+	*fillrun.Run
 }
 
 // fill starts `fillgate fill --json args...` in the rig's environment.
 func (r *rig) fill(t testing.TB, args ...string) *fillRun {
 	t.Helper()
-	f := &fillRun{r: r, done: make(chan struct{})}
-	f.cmd = exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
-	f.cmd.Env = r.env
-	f.cmd.Stdout, f.cmd.Stderr = &f.stdout, &f.stderr
-	f.cmd.WaitDelay = 5 * time.Second
-	if err := f.cmd.Start(); err != nil {
-		t.Fatalf("start fillgate fill: %v", err)
-	}
-	go func() {
-		_ = f.cmd.Wait()
-		close(f.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-f.done:
-		default:
-			_ = f.cmd.Process.Kill()
-			<-f.done
-		}
-	})
-	return f
+	cmd := exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
+	cmd.Env = r.env
+	cmd.WaitDelay = 5 * time.Second
+	return &fillRun{r: r, Run: fillrun.Start(t, cmd)}
 }
 
 // result waits for the run and returns its one JSON result.
 func (f *fillRun) result(t testing.TB) fill.Result {
 	t.Helper()
-	select {
-	case <-f.done:
-	case <-f.r.ctx.Done():
-		t.Fatalf("fillgate fill did not finish: %v", f.r.ctx.Err())
+	res, code, err := f.Result(f.r.ctx)
+	f.r.keep(f.Stdout(), f.Stderr())
+	if err != nil {
+		t.Fatalf("%v: %s (stderr %s)", err, f.r.withheld(f.Stdout()), f.r.withheld(f.Stderr()))
 	}
-	f.r.keep(f.stdout.Bytes(), f.stderr.Bytes())
-	var res fill.Result
-	dec := json.NewDecoder(bytes.NewReader(f.stdout.Bytes()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil || dec.More() {
-		t.Fatalf("fillgate fill printed %s (stderr %s)", f.r.withheld(f.stdout.Bytes()), f.r.withheld(f.stderr.Bytes()))
-	}
-	if code := f.cmd.ProcessState.ExitCode(); code != res.Status.ExitCode() {
+	if code != res.Status.ExitCode() {
 		t.Errorf("exit code %d for status %s", code, res.Status)
 	}
-	t.Logf("fillgate fill %s → %s", strings.Join(f.cmd.Args[2:], " "), f.r.withheld(bytes.TrimSpace(f.stdout.Bytes())))
+	t.Logf("fillgate fill %s → %s", strings.Join(f.Cmd.Args[2:], " "), f.r.withheld(bytes.TrimSpace(f.Stdout())))
 	return res
 }
 
@@ -541,6 +515,15 @@ type prompt struct {
 	id  string // its window in the prompt watch
 	url string
 	ctx context.Context
+}
+
+// ask starts `fillgate fill --json args...` and waits for the prompt it
+// opens.
+func (r *rig) ask(t testing.TB, args ...string) (*fillRun, *prompt) {
+	t.Helper()
+	n := r.prompts.Count()
+	run := r.fill(t, args...)
+	return run, r.awaitPrompt(t, n)
 }
 
 // awaitPrompt waits for prompt number n to open and be ready for typing:

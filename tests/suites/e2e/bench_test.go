@@ -54,8 +54,8 @@ func roundTrip(b *testing.B, br testBrowser) {
 		if res.Status != fill.StatusOK || code != 0 {
 			b.Fatalf("result %+v, exit code %d", res, code)
 		}
-		open := s.prompts.When(p.windowID()).Sub(a.started)
-		done := a.ended.Sub(submitted)
+		open := s.prompts.When(p.windowID()).Sub(a.Started)
+		done := a.Ended.Sub(submitted)
 		toPrompt, toResult, total = append(toPrompt, open), append(toResult, done), append(total, open+done)
 	}
 	b.StopTimer()

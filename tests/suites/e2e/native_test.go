@@ -47,7 +47,7 @@ func (nc *nativeChromium) dialog(t *testing.T, a *agent) desktop.Window {
 	defer cancel()
 	go func() {
 		select {
-		case <-a.done: // it ended without a dialog: stop waiting for one
+		case <-a.Done(): // it ended without a dialog: stop waiting for one
 			cancel()
 		case <-ctx.Done():
 		}
@@ -57,7 +57,7 @@ func (nc *nativeChromium) dialog(t *testing.T, a *agent) desktop.Window {
 		err = nc.person.WaitFocus(ctx, w)
 	}
 	if err != nil {
-		t.Fatalf("no native dialog: %v; fillgate fill printed %s", err, a.stdout.Bytes())
+		t.Fatalf("no native dialog: %v; fillgate fill printed %s", err, a.Stdout())
 	}
 	return w
 }

@@ -79,10 +79,10 @@ func TestPromptOnTheExtensionPath(t *testing.T) {
 		tb := loginFocused(t, ch)
 		a, p := ch.askCDP(t, "--service", svc)
 		u := ch.promptURL(t, p)
-		if err := a.cmd.Process.Kill(); err != nil {
+		if err := a.Cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		<-a.done
+		<-a.Done()
 		ch.closed(t, p)
 		ch.awaitAudit(t, ctx, fill.StatusCancelled)
 		// The host still runs: the prompt keeps its port for the rest of

@@ -23,6 +23,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
+	"github.com/fillgate/fillgate/tests/kit/fillrun"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
@@ -310,65 +311,23 @@ func waitGone(t testing.TB, ctx context.Context, pid int, what string) {
 }
 
 // agent is one run of `fillgate fill --json` as the agent.
-type agent struct {
-	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
-	started        time.Time
-	done           chan struct{}
-	err            error
-	ended          time.Time
-}
+type agent struct{ *fillrun.Run }
 
 // fill starts `fillgate fill --json` with args in the rig's environment.
 func (r *rig) fill(t testing.TB, ctx context.Context, args ...string) *agent {
 	t.Helper()
-	a := &agent{done: make(chan struct{})}
-	a.cmd = exec.CommandContext(ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
-	a.cmd.Env = r.env
-	a.cmd.Stdout, a.cmd.Stderr = &a.stdout, &a.stderr
-	a.started = time.Now()
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start fillgate fill: %v", err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		a.ended = time.Now()
-		close(a.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-a.done:
-		default:
-			_ = a.cmd.Process.Kill()
-			<-a.done
-		}
-	})
-	return a
+	cmd := exec.CommandContext(ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
+	cmd.Env = r.env
+	return &agent{fillrun.Start(t, cmd)}
 }
 
 // result waits for the agent to exit and returns its one JSON result and
 // exit code. Nothing but that one line may be on stdout.
 func (a *agent) result(t testing.TB, ctx context.Context) (fill.Result, int) {
 	t.Helper()
-	select {
-	case <-a.done:
-	case <-ctx.Done():
-		t.Fatalf("fillgate fill did not finish: %v", ctx.Err())
-	}
-	code := 0
-	var exit *exec.ExitError
-	switch {
-	case a.err == nil:
-	case errors.As(a.err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("fillgate fill: %v", a.err)
-	}
-	var res fill.Result
-	dec := json.NewDecoder(bytes.NewReader(a.stdout.Bytes()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil || dec.More() {
-		t.Fatalf("fillgate fill --json printed something that is not one result (%v); stderr: %s", err, a.stderr.Bytes())
+	res, code, err := a.Result(ctx)
+	if err != nil {
+		t.Fatalf("%v; stderr: %s", err, a.Stderr())
 	}
 	return res, code
 }
@@ -425,8 +384,13 @@ func (r *rig) awaitAudit(t testing.TB, ctx context.Context, status fill.Status) 
 // log and the audit log; neither log may report a data race.
 func (r *rig) scanAgentOutput(t testing.TB, secret []byte, a *agent) {
 	t.Helper()
-	leakscan.Bytes(t, secret, "the agent's stdout (the result)", a.stdout.Bytes())
-	leakscan.Bytes(t, secret, "the agent's stderr", a.stderr.Bytes())
+	select {
+	case <-a.Done():
+	default:
+		t.Fatal("scan of an agent that still runs")
+	}
+	leakscan.Bytes(t, secret, "the agent's stdout (the result)", a.Stdout())
+	leakscan.Bytes(t, secret, "the agent's stderr", a.Stderr())
 	for _, name := range []string{"fillgate.log", audit.FileName} {
 		data, err := os.ReadFile(filepath.Join(r.stateDir, name))
 		if err != nil {
