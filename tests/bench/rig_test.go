@@ -19,12 +19,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/notifyd"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
-	"github.com/fillgate/fillgate/tests/kit/fillrun"
+	"github.com/fillgate/fillgate/tests/kit/fgenv"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
@@ -67,12 +67,9 @@ type rig struct {
 
 func newRig(t testing.TB, ctx context.Context) *rig {
 	t.Helper()
-	root, err := os.MkdirTemp("", "fgbench-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	r := &rig{t: t, ctx: ctx, root: root, env: browser.BaseEnv(root)}
+	fg := fgenv.New(t, "fgbench-")
+	root := fg.Dir
+	r := &rig{t: t, ctx: ctx, root: root, env: fg.Env}
 	display := desktop.Start(t)
 	r.person = display.Person(t)
 	r.env = append(r.env, display.Env()...)
@@ -84,15 +81,14 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	r.env = append(r.env, "DBUS_SESSION_BUS_ADDRESS="+os.Getenv("DBUS_SESSION_BUS_ADDRESS"), "FILLGATE_LOG=debug")
 	t.Cleanup(func() {
 		if out := os.Getenv("FGBENCH_LOG"); out != "" {
-			sd, _ := dirs.State(r.getenv)
-			data, _ := os.ReadFile(filepath.Join(sd, "fillgate.log"))
+			data, _ := os.ReadFile(filepath.Join(fg.StateDir, "fillgate.log"))
 			_ = os.WriteFile(out, data, 0o600)
 		}
 	})
 	profile := filepath.Join(root, "profile")
-	out, err := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
-	if err != nil {
-		t.Fatalf("fillgate install: %v: %s", err, out)
+	out, code := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
+	if code != 0 {
+		t.Fatalf("fillgate install exited %d: %s", code, out)
 	}
 	var rep struct {
 		ExtensionDir string `json:"extension_dir"`
@@ -107,8 +103,8 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	r.writePolicy(promptInBrowser)
 	remember := exec.CommandContext(ctx, fillgateBin, "remember", "--service", unaskedHost, "--stdin")
 	remember.Env, remember.Stdin = r.env, strings.NewReader(sample+"\n")
-	if out, err := remember.CombinedOutput(); err != nil {
-		t.Fatalf("fillgate remember: %v: %s", err, out)
+	if out, errOut, code := fgrun.Command(t, remember); code != 0 {
+		t.Fatalf("fillgate remember exited %d: %s%s", code, out, errOut)
 	}
 	r.chrome = browser.StartChromium(t, ctx, browser.ChromiumOptions{
 		UserDataDir: profile, Extensions: []string{rep.ExtensionDir}, Env: r.env,
@@ -135,37 +131,19 @@ const (
 // the file afresh for every request.
 func (r *rig) writePolicy(where string) {
 	r.t.Helper()
-	p, err := dirs.PolicyFile(r.getenv)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		r.t.Fatal(err)
-	}
 	u, err := url.Parse(r.unasked.URL)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	pol := policy + where + "\n" + fmt.Sprintf("\n[service.%q]\napproval = \"none\"\n", unaskedHost+":"+u.Port())
-	if err := os.WriteFile(p, []byte(pol), 0o600); err != nil {
-		r.t.Fatal(err)
-	}
+	fgenv.WritePolicy(r.t, r.env, policy+where+"\n"+fmt.Sprintf("\n[service.%q]\napproval = \"none\"\n", unaskedHost+":"+u.Port()))
 }
 
-func (r *rig) getenv(key string) string {
-	for i := len(r.env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(r.env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
-// cli runs fillgate with args and returns its stdout.
-func (r *rig) cli(args ...string) ([]byte, error) {
+// cli runs fillgate with args and returns its stdout and exit code.
+func (r *rig) cli(args ...string) ([]byte, int) {
 	cmd := exec.CommandContext(r.ctx, fillgateBin, args...)
 	cmd.Env = r.env
-	return cmd.Output()
+	out, _, code := fgrun.Command(r.t, cmd)
+	return out, code
 }
 
 // waitHost waits until the browser's host answers with the extension
@@ -175,11 +153,11 @@ func (r *rig) waitHost() {
 	ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
 	defer cancel()
 	for {
-		out, err := r.cli("status", "--json")
+		out, code := r.cli("status", "--json")
 		var hs []struct {
 			Extension struct{ Connected bool } `json:"extension"`
 		}
-		if err == nil && json.Unmarshal(out, &hs) == nil && len(hs) == 1 && hs[0].Extension.Connected {
+		if code == 0 && json.Unmarshal(out, &hs) == nil && len(hs) == 1 && hs[0].Extension.Connected {
 			return
 		}
 		select {
@@ -191,13 +169,13 @@ func (r *rig) waitHost() {
 }
 
 // run is one `fillgate fill --json` as an agent runs it.
-type run struct{ *fillrun.Run }
+type run struct{ *fgrun.Run }
 
 func (r *rig) fill(args ...string) *run {
 	r.t.Helper()
 	cmd := exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
 	cmd.Env = r.env
-	return &run{fillrun.Start(r.t, cmd)}
+	return &run{fgrun.Start(r.t, cmd)}
 }
 
 // result waits for the run and returns its result.
@@ -249,15 +227,8 @@ func (tb *tab) focus(id string) {
 // system clock) and when Enter was pressed.
 func (r *rig) answer(a *run, n int, text string) (painted, enter time.Time) {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	ctx, cancel := a.Awaiting(r.ctx, 30*time.Second)
 	defer cancel()
-	go func() {
-		select {
-		case <-a.Done(): // it ended without a prompt: stop waiting for one
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	id, err := r.prompts.Next(ctx, n)
 	if err != nil {
 		r.t.Fatalf("%v; fillgate fill printed %s", err, a.Stdout())

@@ -1,7 +1,7 @@
 // Package fgenv makes the environment of one fillgate set-up under test:
 // a short temp root with HOME and the XDG dirs in it, the variables that
 // the browser, the host it starts and the agent share, and fillgate's
-// dirs and policy file there.
+// dirs, policy file and audit log there.
 package fgenv
 
 import (
@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 )
 
@@ -74,4 +76,14 @@ func WritePolicy(t testing.TB, env []string, text string) {
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// LastAudit is the newest entry of the audit log in stateDir.
+func LastAudit(t testing.TB, stateDir string) fill.AuditEntry {
+	t.Helper()
+	es, err := audit.Open(stateDir).Recent(1)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("audit log: %d entries, %v", len(es), err)
+	}
+	return es[0]
 }

@@ -20,24 +20,26 @@ type Watch struct {
 	mu       sync.Mutex
 	isPrompt func(url string) bool
 	opened   []string           // window ids, in the order they opened
-	prompts  map[string]*window // by window id
+	prompts  map[string]*Window // by window id
 	changed  chan struct{}      // closed and replaced on every change
 }
 
-// window is what the browser reported of one prompt window.
-type window struct {
-	url    string    // the last prompt URL the browser reported
-	origin string    // scheme://host of the first, never the URL (it holds a nonce)
-	at     time.Time // when the browser first reported it at a prompt URL
-	loaded bool
-	closed bool
+// Window is what the browser reported of one prompt window.
+type Window struct {
+	URL string // the last prompt URL the browser reported
+	// Origin is the scheme and host of the first (http://127.0.0.1:port):
+	// never the URL itself, which holds the prompt's nonce.
+	Origin string
+	At     time.Time // when the browser first reported it at a prompt URL
+	Loaded bool      // BiDi only
+	Closed bool
 }
 
 // New makes an empty record in which a window is a prompt once the
 // browser reports it at a URL isPrompt accepts. Feed it with Saw, Loaded
 // and Closed (CDP and BiDi do).
 func New(isPrompt func(url string) bool) *Watch {
-	return &Watch{isPrompt: isPrompt, prompts: map[string]*window{}, changed: make(chan struct{})}
+	return &Watch{isPrompt: isPrompt, prompts: map[string]*Window{}, changed: make(chan struct{})}
 }
 
 // OnLoopbackBut accepts the URLs of fillgate's loopback prompt: a page
@@ -68,14 +70,14 @@ func (w *Watch) saw(id, url string) {
 	}
 	p, ok := w.prompts[id]
 	if !ok {
-		p = &window{at: time.Now()}
+		p = &Window{At: time.Now()}
 		if u, err := neturl.Parse(url); err == nil {
-			p.origin = u.Scheme + "://" + u.Host
+			p.Origin = u.Scheme + "://" + u.Host
 		}
 		w.prompts[id] = p
 		w.opened = append(w.opened, id)
 	}
-	p.url = url
+	p.URL = url
 	w.notify()
 }
 
@@ -85,7 +87,7 @@ func (w *Watch) Loaded(id, url string) {
 	defer w.mu.Unlock()
 	w.saw(id, url)
 	if p := w.prompts[id]; p != nil && w.isPrompt(url) {
-		p.loaded = true
+		p.Loaded = true
 		w.notify()
 	}
 }
@@ -95,7 +97,7 @@ func (w *Watch) Closed(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if p := w.prompts[id]; p != nil {
-		p.closed = true
+		p.Closed = true
 		w.notify()
 	}
 }
@@ -155,7 +157,7 @@ func (w *Watch) OpenedOrDone(ctx context.Context, n int, done <-chan struct{}) (
 func (w *Watch) WaitLoaded(ctx context.Context, id string) error {
 	_, err := w.await(ctx, nil, "the prompt never loaded", func() bool {
 		p := w.prompts[id]
-		return p != nil && (p.loaded || p.closed)
+		return p != nil && (p.Loaded || p.Closed)
 	})
 	return err
 }
@@ -164,47 +166,18 @@ func (w *Watch) WaitLoaded(ctx context.Context, id string) error {
 func (w *Watch) WaitClosed(ctx context.Context, id string) error {
 	_, err := w.await(ctx, nil, "the prompt stayed open", func() bool {
 		p := w.prompts[id]
-		return p != nil && p.closed
+		return p != nil && p.Closed
 	})
 	return err
 }
 
-// IsClosed reports whether prompt id has closed.
-func (w *Watch) IsClosed(id string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	p := w.prompts[id]
-	return p != nil && p.closed
-}
-
-// When is when the browser first reported prompt id at its URL.
-func (w *Watch) When(id string) time.Time {
+// Window is what the browser reported of prompt id (the zero Window for
+// an id that is no prompt's).
+func (w *Watch) Window(id string) Window {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if p := w.prompts[id]; p != nil {
-		return p.at
+		return *p
 	}
-	return time.Time{}
-}
-
-// URL is the last URL the browser reported for prompt id.
-func (w *Watch) URL(id string) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if p := w.prompts[id]; p != nil {
-		return p.url
-	}
-	return ""
-}
-
-// Origin is the origin of prompt id (http://127.0.0.1:port), as the
-// browser first reported its URL: never the URL itself, which holds its
-// nonce.
-func (w *Watch) Origin(id string) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if p := w.prompts[id]; p != nil {
-		return p.origin
-	}
-	return ""
+	return Window{}
 }

@@ -18,7 +18,7 @@ func TestWatch(t *testing.T) {
 	w.Saw("other", "http://127.0.0.2:5000/")
 	w.Saw("blank", "about:blank")
 	w.Closed("login")
-	if n := w.Count(); n != 0 {
+	if n := w.Count(); n != 0 || w.Window("login") != (Window{}) {
 		t.Fatalf("%d prompts after no prompt opened", n)
 	}
 
@@ -37,9 +37,9 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("prompt 0 is %q, want blank", id)
 	}
 	w.Saw("blank", "http://127.0.0.1:4001/?n=nonce#again")
-	if w.Count() != 1 || w.Origin("blank") != "http://127.0.0.1:4001" || w.URL("blank") != "http://127.0.0.1:4001/?n=nonce#again" ||
-		w.When("blank").IsZero() {
-		t.Errorf("after a second report: %d prompts, origin %q, URL %q", w.Count(), w.Origin("blank"), w.URL("blank"))
+	if got := w.Window("blank"); w.Count() != 1 || got.Origin != "http://127.0.0.1:4001" || got.URL != "http://127.0.0.1:4001/?n=nonce#again" ||
+		got.At.IsZero() || got.Loaded || got.Closed {
+		t.Errorf("after a second report: %d prompts, %+v", w.Count(), got)
 	}
 
 	// Loaded and closed, each once reported.
@@ -52,11 +52,11 @@ func TestWatch(t *testing.T) {
 	if err := w.WaitLoaded(ctx, "blank"); err != nil {
 		t.Error(err)
 	}
-	if w.IsClosed("blank") {
+	if w.Window("blank").Closed {
 		t.Error("closed before it closed")
 	}
 	w.Closed("blank")
-	if err := w.WaitClosed(ctx, "blank"); err != nil || !w.IsClosed("blank") {
+	if err := w.WaitClosed(ctx, "blank"); err != nil || !w.Window("blank").Closed {
 		t.Errorf("WaitClosed: %v", err)
 	}
 

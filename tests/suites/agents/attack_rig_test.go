@@ -7,9 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +23,8 @@ import (
 
 	"github.com/fillgate/fillgate/tests/fakes/notifyd"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
+	"github.com/fillgate/fillgate/tests/kit/loopback"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
@@ -102,12 +102,10 @@ func (a *attackRig) remember(t testing.TB, service string, secret []byte) {
 	in := append(bytes.Clone(secret), '\n')
 	defer clear(in)
 	cmd.Stdin = bytes.NewReader(in)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	a.keep(out.Bytes(), errOut.Bytes())
-	if err != nil {
-		t.Fatalf("fillgate remember: %v: %s", err, a.withheld(errOut.Bytes()))
+	out, errOut, code := fgrun.Command(t, cmd)
+	a.keep(out, errOut)
+	if code != 0 {
+		t.Fatalf("fillgate remember exited %d: %s", code, a.withheld(errOut))
 	}
 }
 
@@ -176,23 +174,15 @@ func serveLogin(t testing.TB, ip string) *loginSite {
 		}
 		inner.ServeHTTP(w, req)
 	})
-	ln, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatalf("listen on %s: %v", ip, err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	_ = srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
+	// Runs once the server has closed (cleanups run last-first).
 	t.Cleanup(func() {
-		srv.Close()
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		for _, g := range l.got {
 			clear(g)
 		}
 	})
-	l.site = &site{origin: srv.URL}
+	l.site = &site{origin: loopback.Start(t, ip, h)}
 	return l
 }
 

@@ -186,7 +186,7 @@ func TestMCPTimeouts(t *testing.T) {
 		t.Fatalf("the client with resetTimeoutOnProgress gave up too: %v, %v", res, err)
 	default:
 	}
-	if time.Since(started) < 60*time.Second || r.prompts.IsClosed(pKept.id) {
+	if time.Since(started) < 60*time.Second || r.prompts.Window(pKept.id).Closed {
 		t.Fatalf("the waiting request has not outlived the SDK's default timeout with its prompt open")
 	}
 	pKept.send(secret)

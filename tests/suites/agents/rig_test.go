@@ -10,9 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,8 +33,9 @@ import (
 	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
-	"github.com/fillgate/fillgate/tests/kit/fillrun"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/loopback"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
@@ -156,15 +155,9 @@ func (r *rig) cli(args ...string) ([]byte, int) {
 	r.t.Helper()
 	cmd := exec.CommandContext(r.ctx, fillgateBin, args...)
 	cmd.Env = r.env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	r.keep(out.Bytes(), errOut.Bytes())
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		r.t.Fatalf("run fillgate %s: %v", args[0], err)
-	}
-	return out.Bytes(), cmd.ProcessState.ExitCode()
+	out, errOut, code := fgrun.Command(r.t, cmd)
+	r.keep(out, errOut)
+	return out, code
 }
 
 // keep records fillgate's output for the final scan.
@@ -260,14 +253,7 @@ func (r *rig) withheld(b []byte) string {
 }
 
 // lastAudit is the audit log's newest entry.
-func (r *rig) lastAudit(t testing.TB) fill.AuditEntry {
-	t.Helper()
-	es, err := audit.Open(r.stateDir).Recent(1)
-	if err != nil || len(es) != 1 {
-		t.Fatalf("audit log: %d entries, %v", len(es), err)
-	}
-	return es[0]
-}
+func (r *rig) lastAudit(t testing.TB) fill.AuditEntry { return fgenv.LastAudit(t, r.stateDir) }
 
 // scanFillgate scans fillgate's own files (its log and the audit log) for
 // secret.
@@ -285,7 +271,7 @@ func (r *rig) scanFillgate(t testing.TB, secret []byte) {
 // fillRun is one `fillgate fill --json` run as the agent.
 type fillRun struct {
 	r *rig
-	*fillrun.Run
+	*fgrun.Run
 }
 
 // fill starts `fillgate fill --json args...` in the rig's environment.
@@ -294,7 +280,7 @@ func (r *rig) fill(t testing.TB, args ...string) *fillRun {
 	cmd := exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
 	cmd.Env = r.env
 	cmd.WaitDelay = 5 * time.Second
-	return &fillRun{r: r, Run: fillrun.Start(t, cmd)}
+	return &fillRun{r: r, Run: fgrun.Start(t, cmd)}
 }
 
 // result waits for the run and returns its one JSON result.
@@ -321,16 +307,7 @@ type site struct {
 // serve starts a site on ip until the test ends.
 func serve(t testing.TB, ip string) *site {
 	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatalf("listen on %s: %v", ip, err)
-	}
-	srv := httptest.NewUnstartedServer(pages())
-	_ = srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &site{origin: srv.URL}
+	return &site{origin: loopback.Start(t, ip, pages())}
 }
 
 // pages are the login pages. Every URL carries s=TOKEN, a mark of the
@@ -538,7 +515,7 @@ func (r *rig) awaitPrompt(t testing.TB, n int) *prompt {
 		t.Fatal(err)
 	}
 	t.Cleanup(pcancel)
-	return &prompt{t: t, id: id, url: r.prompts.URL(id), ctx: pctx}
+	return &prompt{t: t, id: id, url: r.prompts.Window(id).URL, ctx: pctx}
 }
 
 // send types secret into the prompt and presses Enter, as the human would.

@@ -54,7 +54,7 @@ func roundTrip(b *testing.B, br testBrowser) {
 		if res.Status != fill.StatusOK || code != 0 {
 			b.Fatalf("result %+v, exit code %d", res, code)
 		}
-		open := s.prompts.When(p.windowID()).Sub(a.Started)
+		open := s.prompts.Window(p.windowID()).At.Sub(a.Started)
 		done := a.Ended.Sub(submitted)
 		toPrompt, toResult, total = append(toPrompt, open), append(toResult, done), append(total, open+done)
 	}
@@ -90,7 +90,7 @@ func BenchmarkApprovalNone(b *testing.B) {
 	u, _ := url.Parse(ch.origin1)
 	ch.policy(b, fmt.Sprintf("[service.%q]\napproval = \"none\"\n", "127.0.0.1:"+u.Port()))
 	secret := ch.secret(b)
-	if out, _, code := ch.cliIn(b, secret, "remember", "--service", "127.0.0.1", "--stdin"); code != 0 {
+	if out, _, code := ch.cliIn(b, ctx, secret, "remember", "--service", "127.0.0.1", "--stdin"); code != 0 {
 		b.Fatalf("fillgate remember: %s", out)
 	}
 	tb := ch.openTab(b, ch.origin1+"/password")

@@ -14,6 +14,7 @@ import (
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/loopback"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
@@ -113,12 +114,12 @@ type browserSession struct {
 func newSession(t testing.TB, ctx context.Context, r *rig) *browserSession {
 	t.Helper()
 	s := &browserSession{rig: r, ctx: ctx}
-	l1, o1 := listen(t, "127.0.0.1")
-	l2, o2 := listen(t, "127.0.0.2")
+	l1, o1 := loopback.Listen(t, "127.0.0.1")
+	l2, o2 := loopback.Listen(t, "127.0.0.2")
 	s.origin1, s.origin2 = o1, o2
 	s.lookalike = strings.Replace(o1, "127.0.0.1", "github.com.localhost", 1)
-	startServer(t, l1, loginPages(o2))
-	startServer(t, l2, loginPages(o1))
+	loopback.Serve(t, l1, loginPages(o2))
+	loopback.Serve(t, l2, loginPages(o1))
 	return s
 }
 

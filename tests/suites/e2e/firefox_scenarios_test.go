@@ -34,7 +34,7 @@ var firefoxOnly = []firefoxScenario{
 		secret := fx.secret(t)
 		tb := loginFocused(t, fx)
 		a, p := ask(t, fx, "--service", svc, "--then", "none")
-		promptOrigin := fx.prompts.Origin(p.windowID())
+		promptOrigin := fx.prompts.Window(p.windowID()).Origin
 		out, errOut, code := fx.cli(t, fx.ctx, "status", "--json")
 		var listed []agentsock.HostStatus
 		if code != 0 || json.Unmarshal(out, &listed) != nil || len(listed) != 1 {
@@ -102,7 +102,7 @@ var firefoxOnly = []firefoxScenario{
 		fx.scan(t, secret, a, 0)
 		fx.audited(t, res)
 		untouched(t, tb)
-		addr := strings.TrimPrefix(fx.prompts.Origin(p.windowID()), "http://")
+		addr := strings.TrimPrefix(fx.prompts.Window(p.windowID()).Origin, "http://")
 		if c, err := net.DialTimeout("tcp", addr, 10*time.Second); err == nil {
 			c.Close()
 			t.Errorf("the prompt's port %s still answers after its host exited", addr)

@@ -43,15 +43,8 @@ func startNativeChromium(t *testing.T, ctx context.Context) *nativeChromium {
 // dialog waits for the native dialog and returns it with the keyboard.
 func (nc *nativeChromium) dialog(t *testing.T, a *agent) desktop.Window {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(nc.ctx, 30*time.Second)
+	ctx, cancel := a.Awaiting(nc.ctx, 30*time.Second)
 	defer cancel()
-	go func() {
-		select {
-		case <-a.Done(): // it ended without a dialog: stop waiting for one
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	w, err := nc.person.WaitClass(ctx, "^[Pp]inentry")
 	if err == nil {
 		err = nc.person.WaitFocus(ctx, w)

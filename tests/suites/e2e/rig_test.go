@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,7 +22,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
-	"github.com/fillgate/fillgate/tests/kit/fillrun"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
@@ -77,20 +76,18 @@ func (r *rig) writePolicy(t testing.TB, text string) { fgenv.WritePolicy(t, r.en
 // returns its stdout, stderr and exit code.
 func (r *rig) cli(t testing.TB, ctx context.Context, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
+	return r.cliIn(t, ctx, nil, args...)
+}
+
+// cliIn is cli with stdin.
+func (r *rig) cliIn(t testing.TB, ctx context.Context, stdin []byte, args ...string) (stdout, stderr []byte, code int) {
+	t.Helper()
 	cmd := exec.CommandContext(ctx, fillgateBin, args...)
 	cmd.Env = r.env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("run fillgate %s: %v", args[0], err)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	return out.Bytes(), errOut.Bytes(), code
+	return fgrun.Command(t, cmd)
 }
 
 // installReport is the part of `fillgate install --json` the tests use.
@@ -311,14 +308,14 @@ func waitGone(t testing.TB, ctx context.Context, pid int, what string) {
 }
 
 // agent is one run of `fillgate fill --json` as the agent.
-type agent struct{ *fillrun.Run }
+type agent struct{ *fgrun.Run }
 
 // fill starts `fillgate fill --json` with args in the rig's environment.
 func (r *rig) fill(t testing.TB, ctx context.Context, args ...string) *agent {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
 	cmd.Env = r.env
-	return &agent{fillrun.Start(t, cmd)}
+	return &agent{fgrun.Start(t, cmd)}
 }
 
 // result waits for the agent to exit and returns its one JSON result and
@@ -350,14 +347,7 @@ func wantResult(t testing.TB, res fill.Result, code int, status fill.Status, ser
 }
 
 // lastAudit returns the audit log's newest entry.
-func (r *rig) lastAudit(t testing.TB) fill.AuditEntry {
-	t.Helper()
-	es, err := audit.Open(r.stateDir).Recent(1)
-	if err != nil || len(es) != 1 {
-		t.Fatalf("audit log: %d entries, %v", len(es), err)
-	}
-	return es[0]
-}
+func (r *rig) lastAudit(t testing.TB) fill.AuditEntry { return fgenv.LastAudit(t, r.stateDir) }
 
 // awaitAudit waits until the audit log's newest entry has status and
 // returns it: after an agent that hung up, the host records the outcome

@@ -194,7 +194,7 @@ func TestChromiumSaved(t *testing.T) {
 		ch.policy(t, "")
 		bob := ch.secret(t)
 		secrets = append(secrets, bob)
-		if out, _, code := ch.cliIn(t, bob, "remember", "--service", svc, "--account", "bob", "--stdin"); code != 0 {
+		if out, _, code := ch.cliIn(t, ch.ctx, bob, "remember", "--service", svc, "--account", "bob", "--stdin"); code != 0 {
 			t.Fatalf("fillgate remember: %s", out)
 		}
 		focus("")
@@ -221,7 +221,7 @@ func TestChromiumSaved(t *testing.T) {
 		seed := []byte("otpauth://totp/Login:ada?secret=" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(key) + "&issuer=Login")
 		secrets = append(secrets, seed)
 		ch.secrets = append(ch.secrets, seed)
-		if out, _, code := ch.cliIn(t, seed, "remember", "--service", "127.0.0.3", "--field", "otp", "--account", "ada", "--stdin"); code != 0 {
+		if out, _, code := ch.cliIn(t, ch.ctx, seed, "remember", "--service", "127.0.0.3", "--field", "otp", "--account", "ada", "--stdin"); code != 0 {
 			t.Fatalf("fillgate remember: %s", out)
 		}
 		otp := ch.open(t, login.URL+"/totp")
@@ -267,20 +267,6 @@ func TestChromiumSaved(t *testing.T) {
 func (ch *chromium) policy(t testing.TB, extra string) {
 	t.Helper()
 	ch.writePolicy(t, testPolicy+extra)
-}
-
-// cliIn is cli with stdin.
-func (ch *chromium) cliIn(t testing.TB, stdin []byte, args ...string) (stdout, stderr []byte, code int) {
-	t.Helper()
-	cmd := exec.CommandContext(ch.ctx, fillgateBin, args...)
-	cmd.Env, cmd.Stdin = ch.env, bytes.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if err != nil && cmd.ProcessState == nil {
-		t.Fatalf("run fillgate %s: %v", args[0], err)
-	}
-	return out.Bytes(), errOut.Bytes(), cmd.ProcessState.ExitCode()
 }
 
 // saved runs `fillgate saved --json`.

@@ -1,6 +1,7 @@
-// Package fillrun runs `fillgate fill --json` as an agent does, in the
-// background, and reads back its one JSON result and its exit code.
-package fillrun
+// Package fgrun runs the fillgate binary as a person or an agent does: a
+// command to its end (Command), or `fillgate fill --json` in the
+// background (Start), whose one JSON result and exit code it reads back.
+package fgrun
 
 import (
 	"bytes"
@@ -9,11 +10,27 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
 )
+
+// Command runs cmd (fillgate with its arguments, its environment and any
+// stdin) to its end and returns its stdout, stderr and exit code. It fails
+// t if cmd could not run.
+func Command(t testing.TB, cmd *exec.Cmd) (stdout, stderr []byte, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("run %s: %v", strings.Join(cmd.Args[:min(2, len(cmd.Args))], " "), err)
+	}
+	return out.Bytes(), errOut.Bytes(), cmd.ProcessState.ExitCode()
+}
 
 // Run is one run of `fillgate fill --json`.
 type Run struct {
@@ -55,6 +72,21 @@ func Start(t testing.TB, cmd *exec.Cmd) *Run {
 
 // Done is closed once the run has ended.
 func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Awaiting is a context for waiting, at most d, on something the run is
+// to bring about (its prompt, its dialog): it also ends as soon as the
+// run ends, which then will not bring it about.
+func (r *Run) Awaiting(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	go func() {
+		select {
+		case <-r.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
 
 // Stdout is what the run printed on its stdout, once it has ended; nil
 // while it runs.

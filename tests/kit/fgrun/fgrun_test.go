@@ -1,4 +1,4 @@
-package fillrun
+package fgrun
 
 import (
 	"context"
@@ -56,6 +56,17 @@ func TestStillRunning(t *testing.T) {
 	case <-r.Done():
 		t.Error("done while it runs")
 	default:
+	}
+	waiting, stop := r.Awaiting(context.Background(), 50*time.Millisecond)
+	defer stop()
+	<-waiting.Done() // by its deadline: the run goes on
+	ended := sh(t, `exit 0`)
+	waiting, stop = ended.Awaiting(context.Background(), time.Minute)
+	defer stop()
+	select {
+	case <-waiting.Done(): // the run ended
+	case <-time.After(30 * time.Second):
+		t.Error("the wait did not end with the run")
 	}
 	// The test's end kills it (Start's cleanup); Done then closes.
 }
