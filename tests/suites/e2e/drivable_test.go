@@ -18,7 +18,6 @@ import (
 
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/tests/kit/browser"
 )
 
 // TestDrivableChromium: real Chromium with the real extension and host.
@@ -156,23 +155,4 @@ func (ch *chromium) doctorDrive(t *testing.T, status string, details ...string) 
 		return
 	}
 	t.Errorf("fillgate doctor has no %s check: %s", name, out)
-}
-
-// TestDrivableFirefox: real Firefox ESR with the real extension, loaded
-// over WebDriver BiDi as the rig does. The host says it can be driven for
-// its command line (--remote-debugging-port), its live
-// WebDriverBiDiServer.json, and navigator.webdriver, which Firefox shows
-// in the extension's background script while its Remote Agent runs.
-// Firefox has no chrome.debugger, and that alone is no reason.
-func TestDrivableFirefox(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
-	fx := startFirefox(t, ctx, browser.FirefoxOptions{})
-	defer fx.ff.Stop()
-	fx.setPrompt(t, "auto")
-	d := fx.driveByCLI(t, ctx, "auto")
-	if !d.Driven || len(d.Reasons) != 3 || d.Reasons[0] != "the browser was started with --remote-debugging-port (WebDriver BiDi)" ||
-		!strings.HasPrefix(d.Reasons[1], "a WebDriver BiDi endpoint is live on 127.0.0.1:") || !strings.HasSuffix(d.Reasons[1], " (WebDriverBiDiServer.json)") ||
-		d.Reasons[2] != "navigator.webdriver is on (automation)" {
-		t.Fatalf("fillgate status --json says drive %+v; want driven for the flag, the live endpoint and navigator.webdriver", d)
-	}
 }

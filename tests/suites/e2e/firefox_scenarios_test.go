@@ -25,6 +25,22 @@ type firefoxScenario struct {
 // firefoxOnly are the scenarios TestFirefox runs after the shared ones,
 // in this order: the last removes the add-on.
 var firefoxOnly = []firefoxScenario{
+	// The host says the browser can be driven for its command line
+	// (--remote-debugging-port), its live WebDriverBiDiServer.json, and
+	// navigator.webdriver, which Firefox shows in the extension's
+	// background script while its Remote Agent runs. Firefox has no
+	// chrome.debugger, and that alone is no reason.
+	{"firefox only: the host says it can be driven", func(t *testing.T, fx *firefox) {
+		fx.setPrompt(t, "auto")
+		defer fx.writePolicy(t, testPolicy)
+		d := fx.driveByCLI(t, fx.ctx, "auto")
+		if !d.Driven || len(d.Reasons) != 3 || d.Reasons[0] != "the browser was started with --remote-debugging-port (WebDriver BiDi)" ||
+			!strings.HasPrefix(d.Reasons[1], "a WebDriver BiDi endpoint is live on 127.0.0.1:") || !strings.HasSuffix(d.Reasons[1], " (WebDriverBiDiServer.json)") ||
+			d.Reasons[2] != "navigator.webdriver is on (automation)" {
+			t.Fatalf("fillgate status --json says drive %+v; want driven for the flag, the live endpoint and navigator.webdriver", d)
+		}
+	}},
+
 	// While the prompt is open (the window on top: Firefox's
 	// getLastFocused returns it whatever windowTypes says), the active tab
 	// is still the login page's: `fillgate status` names it, never the

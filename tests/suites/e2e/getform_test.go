@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"testing"
-	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
 )
@@ -16,18 +15,17 @@ const urlClean = `function (v) {
 	return !h.includes(v) && !h.includes(encodeURIComponent(v)) && !fg.holds(v) && fg.left("pw");
 }`
 
-// TestChromiumFormMethod fills forms that would put the value in their URL
-// through the real extension and host, as an agent would with `fillgate
-// fill`: a method=get form and a formmethod=get submit button are refused
-// before anything is asked, the service receives nothing and the page's
-// URL never holds the value; a form that names no method, on a page whose
+// formMethod fills forms that would put the value in their URL through
+// the real extension and host, as an agent would with `fillgate fill`: a
+// method=get form and a formmethod=get submit button are refused before
+// anything is asked, the service receives nothing and the page's URL
+// never holds the value; a form that names no method, on a page whose
 // script does not take its submit, is not submitted with GET after the
 // person answered; a method=dialog submit is no submit; and a form that
-// names no method but logs in with fetch still works. finish scans the
-// profile (History included) and every file for each secret.
-func TestChromiumFormMethod(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
-	ch := startChromium(t, ctx)
+// names no method but logs in with fetch still works. TestChromium's
+// finish scans the profile (History included) and every file for each
+// secret.
+func formMethod(t *testing.T, ch *chromium) {
 	login, _ := loginSite(t)
 
 	for _, c := range []struct{ name, path, detail string }{
@@ -110,6 +108,4 @@ func TestChromiumFormMethod(t *testing.T) {
 			t.Fatalf("the service got the value %d times; want once", login.Carrying(secret))
 		}
 	})
-
-	finish(t, ch)
 }

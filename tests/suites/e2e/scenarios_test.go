@@ -36,12 +36,14 @@ const (
 )
 
 // TestChromium runs every scenario against one headless Chromium, one
-// after another, each in a new tab, then the after-fill scenarios.
+// after another, each in a new tab, then the after-fill scenarios, then
+// the Chromium-only ones.
 func TestChromium(t *testing.T) {
-	ctx := testContext(t, 8*time.Minute)
+	ctx := testContext(t, 10*time.Minute)
 	ch := startChromium(t, ctx)
 	runScenarios(t, ch)
 	t.Run("after fill", func(t *testing.T) { runAfterFill(t, ch) })
+	t.Run("chromium only: form method", func(t *testing.T) { formMethod(t, ch) })
 	finish(t, ch)
 }
 
@@ -51,10 +53,11 @@ func TestChromium(t *testing.T) {
 // extension is installed as a temporary add-on over WebDriver BiDi,
 // Firefox starts the host, and the human answers the prompt popup the
 // extension opens. Then come the after-fill scenarios, and last the
-// Firefox-only ones: a second request while the prompt is open, and the
-// host and the extension going away.
+// Firefox-only ones: what the host says of a browser driven over BiDi, a
+// second request while the prompt is open, and the host and the extension
+// going away.
 func TestFirefox(t *testing.T) {
-	ctx := testContext(t, 8*time.Minute)
+	ctx := testContext(t, 10*time.Minute)
 	// System access: the BiDi session may open the add-on's popup page.
 	fx := startFirefox(t, ctx, browser.FirefoxOptions{AllowSystemAccess: true})
 	runScenarios(t, fx)
