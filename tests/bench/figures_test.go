@@ -107,16 +107,16 @@ func (r *rig) fills(b *testing.B, via string, n int, f map[string]series) {
 	defer tb.close()
 	for range n {
 		tb.focus("pw")
-		k := r.prompts.count()
+		k := r.prompts.Count()
 		a := r.fill("--service", "127.0.0.1", "--then", "none", "--via", via)
 		painted, enter := r.answer(a, k, sample)
 		res := a.result(b, r.ctx)
 		if res.Status != fill.StatusOK {
 			b.Fatalf("%s fill: %+v", via, res)
 		}
-		f[via+" to prompt"] = append(f[via+" to prompt"], ms(painted.Sub(a.start)))
-		f[via+" enter to result"] = append(f[via+" enter to result"], ms(a.ended.Sub(enter)))
-		f[via+" machine total"] = append(f[via+" machine total"], ms(painted.Sub(a.start)+a.ended.Sub(enter)))
+		f[via+" to prompt"] = append(f[via+" to prompt"], ms(painted.Sub(a.Started)))
+		f[via+" enter to result"] = append(f[via+" enter to result"], ms(a.Ended.Sub(enter)))
+		f[via+" machine total"] = append(f[via+" machine total"], ms(painted.Sub(a.Started)+a.Ended.Sub(enter)))
 	}
 }
 
@@ -137,8 +137,8 @@ func (r *rig) nativeFills(b *testing.B, via string, n int, f map[string]series) 
 		if res := a.result(b, r.ctx); res.Status != fill.StatusOK {
 			b.Fatalf("%s fill answered in the native dialog: %+v", via, res)
 		}
-		f[via+" to dialog"] = append(f[via+" to dialog"], ms(shown.Sub(a.start)))
-		f[via+" dialog enter to result"] = append(f[via+" dialog enter to result"], ms(a.ended.Sub(enter)))
+		f[via+" to dialog"] = append(f[via+" to dialog"], ms(shown.Sub(a.Started)))
+		f[via+" dialog enter to result"] = append(f[via+" dialog enter to result"], ms(a.Ended.Sub(enter)))
 	}
 	if !tb.holds("pw", sample) {
 		b.Fatalf("%s fill answered in the native dialog: value differed", via)
@@ -159,7 +159,7 @@ func (r *rig) unaskedFills(b *testing.B, via string, n int, f map[string]series)
 		if res := a.result(b, r.ctx); res.Status != fill.StatusOK {
 			b.Fatalf("%s fill with no human: %+v", via, res)
 		}
-		f[via+" no human"] = append(f[via+" no human"], ms(a.ended.Sub(a.start)))
+		f[via+" no human"] = append(f[via+" no human"], ms(a.Ended.Sub(a.Started)))
 		tb.close()
 	}
 	if got := r.unasked.Logins("/classic/login", []byte(sample)) - before; got != n {
@@ -182,7 +182,7 @@ func (r *rig) refusals(b *testing.B, via string, n int, f map[string]series) {
 			if res := a.result(b, r.ctx); res.Status != fill.StatusRefused {
 				b.Fatalf("%s %s: %+v", via, c.name, res)
 			}
-			f[via+" "+c.name] = append(f[via+" "+c.name], ms(a.ended.Sub(a.start)))
+			f[via+" "+c.name] = append(f[via+" "+c.name], ms(a.Ended.Sub(a.Started)))
 		}
 	}
 }

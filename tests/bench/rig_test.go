@@ -3,7 +3,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,12 +19,14 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/notifyd"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
+	"github.com/fillgate/fillgate/tests/kit/fgenv"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
@@ -57,7 +57,7 @@ type rig struct {
 	bctx     context.Context
 	site     *loginserver.Server
 	unasked  *loginserver.Server // the site whose fills need no human
-	prompts  *watch
+	prompts  *promptwatch.Watch
 	hostRoot string // a second environment, for the cold-start host
 	// person answers the native dialog on the rig's own X display, where
 	// the host (the browser's environment) and the CDP path's fillgate
@@ -67,12 +67,9 @@ type rig struct {
 
 func newRig(t testing.TB, ctx context.Context) *rig {
 	t.Helper()
-	root, err := os.MkdirTemp("", "fgbench-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	r := &rig{t: t, ctx: ctx, root: root, env: browser.BaseEnv(root)}
+	fg := fgenv.New(t, "fgbench-")
+	root := fg.Dir
+	r := &rig{t: t, ctx: ctx, root: root, env: fg.Env}
 	display := desktop.Start(t)
 	r.person = display.Person(t)
 	r.env = append(r.env, display.Env()...)
@@ -84,15 +81,14 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	r.env = append(r.env, "DBUS_SESSION_BUS_ADDRESS="+os.Getenv("DBUS_SESSION_BUS_ADDRESS"), "FILLGATE_LOG=debug")
 	t.Cleanup(func() {
 		if out := os.Getenv("FGBENCH_LOG"); out != "" {
-			sd, _ := dirs.State(r.getenv)
-			data, _ := os.ReadFile(filepath.Join(sd, "fillgate.log"))
+			data, _ := os.ReadFile(filepath.Join(fg.StateDir, "fillgate.log"))
 			_ = os.WriteFile(out, data, 0o600)
 		}
 	})
 	profile := filepath.Join(root, "profile")
-	out, err := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
-	if err != nil {
-		t.Fatalf("fillgate install: %v: %s", err, out)
+	out, code := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
+	if code != 0 {
+		t.Fatalf("fillgate install exited %d: %s", code, out)
 	}
 	var rep struct {
 		ExtensionDir string `json:"extension_dir"`
@@ -107,15 +103,15 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	r.writePolicy(promptInBrowser)
 	remember := exec.CommandContext(ctx, fillgateBin, "remember", "--service", unaskedHost, "--stdin")
 	remember.Env, remember.Stdin = r.env, strings.NewReader(sample+"\n")
-	if out, err := remember.CombinedOutput(); err != nil {
-		t.Fatalf("fillgate remember: %v: %s", err, out)
+	if out, errOut, code := fgrun.Command(t, remember); code != 0 {
+		t.Fatalf("fillgate remember exited %d: %s%s", code, out, errOut)
 	}
 	r.chrome = browser.StartChromium(t, ctx, browser.ChromiumOptions{
 		UserDataDir: profile, Extensions: []string{rep.ExtensionDir}, Env: r.env,
 	})
 	r.env = append(r.env, fmt.Sprintf("FILLGATE_CDP_URL=http://127.0.0.1:%d", r.chrome.Port))
 	r.bctx = r.chrome.Attach(t, ctx)
-	r.prompts = watchPrompts(t, r.bctx, r.site.URL)
+	r.prompts = promptwatch.CDP(t, r.bctx, promptwatch.OnLoopbackBut(r.site.URL))
 	r.waitHost()
 	r.hostRoot = filepath.Join(root, "coldstart")
 	return r
@@ -135,37 +131,19 @@ const (
 // the file afresh for every request.
 func (r *rig) writePolicy(where string) {
 	r.t.Helper()
-	p, err := dirs.PolicyFile(r.getenv)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		r.t.Fatal(err)
-	}
 	u, err := url.Parse(r.unasked.URL)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	pol := policy + where + "\n" + fmt.Sprintf("\n[service.%q]\napproval = \"none\"\n", unaskedHost+":"+u.Port())
-	if err := os.WriteFile(p, []byte(pol), 0o600); err != nil {
-		r.t.Fatal(err)
-	}
+	fgenv.WritePolicy(r.t, r.env, policy+where+"\n"+fmt.Sprintf("\n[service.%q]\napproval = \"none\"\n", unaskedHost+":"+u.Port()))
 }
 
-func (r *rig) getenv(key string) string {
-	for i := len(r.env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(r.env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
-// cli runs fillgate with args and returns its stdout.
-func (r *rig) cli(args ...string) ([]byte, error) {
+// cli runs fillgate with args and returns its stdout and exit code.
+func (r *rig) cli(args ...string) ([]byte, int) {
 	cmd := exec.CommandContext(r.ctx, fillgateBin, args...)
 	cmd.Env = r.env
-	return cmd.Output()
+	out, _, code := fgrun.Command(r.t, cmd)
+	return out, code
 }
 
 // waitHost waits until the browser's host answers with the extension
@@ -175,11 +153,11 @@ func (r *rig) waitHost() {
 	ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
 	defer cancel()
 	for {
-		out, err := r.cli("status", "--json")
+		out, code := r.cli("status", "--json")
 		var hs []struct {
 			Extension struct{ Connected bool } `json:"extension"`
 		}
-		if err == nil && json.Unmarshal(out, &hs) == nil && len(hs) == 1 && hs[0].Extension.Connected {
+		if code == 0 && json.Unmarshal(out, &hs) == nil && len(hs) == 1 && hs[0].Extension.Connected {
 			return
 		}
 		select {
@@ -191,48 +169,21 @@ func (r *rig) waitHost() {
 }
 
 // run is one `fillgate fill --json` as an agent runs it.
-type run struct {
-	cmd          *exec.Cmd
-	stdout       bytes.Buffer
-	start, ended time.Time
-	done         chan struct{}
-	err          error
-}
+type run struct{ *fgrun.Run }
 
 func (r *rig) fill(args ...string) *run {
 	r.t.Helper()
-	a := &run{done: make(chan struct{})}
-	a.cmd = exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
-	a.cmd.Env = r.env
-	a.cmd.Stdout = &a.stdout
-	a.start = time.Now()
-	if err := a.cmd.Start(); err != nil {
-		r.t.Fatalf("start fillgate fill: %v", err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		a.ended = time.Now()
-		close(a.done)
-	}()
-	return a
+	cmd := exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
+	cmd.Env = r.env
+	return &run{fgrun.Start(r.t, cmd)}
 }
 
 // result waits for the run and returns its result.
 func (a *run) result(t testing.TB, ctx context.Context) fill.Result {
 	t.Helper()
-	select {
-	case <-a.done:
-	case <-ctx.Done():
-		_ = a.cmd.Process.Kill()
-		t.Fatalf("fillgate fill did not finish")
-	}
-	var res fill.Result
-	var exit *exec.ExitError
-	if a.err != nil && !errors.As(a.err, &exit) {
-		t.Fatalf("fillgate fill: %v", a.err)
-	}
-	if err := json.Unmarshal(a.stdout.Bytes(), &res); err != nil {
-		t.Fatalf("fillgate fill printed %q", a.stdout.Bytes())
+	res, _, err := a.Result(ctx)
+	if err != nil {
+		t.Fatalf("%v: %q", err, a.Stdout())
 	}
 	return res
 }
@@ -270,92 +221,19 @@ func (tb *tab) focus(id string) {
 	}
 }
 
-// watch records the prompt pages the browser opens: page targets on
-// 127.0.0.1 that are not the login site.
-type watch struct {
-	mu      sync.Mutex
-	site    string
-	opened  []target.ID
-	known   map[target.ID]bool
-	changed chan struct{}
-}
-
-func watchPrompts(t testing.TB, bctx context.Context, site string) *watch {
-	t.Helper()
-	w := &watch{site: site, known: map[target.ID]bool{}, changed: make(chan struct{})}
-	saw := func(info *target.Info) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if info.Type != "page" || w.known[info.TargetID] || !strings.HasPrefix(info.URL, "http://127.0.0.1:") ||
-			strings.HasPrefix(info.URL, site+"/") {
-			return
-		}
-		w.known[info.TargetID] = true
-		w.opened = append(w.opened, info.TargetID)
-		close(w.changed)
-		w.changed = make(chan struct{})
-	}
-	if err := chromedp.ListenBrowser(bctx, func(ev any) {
-		switch ev := ev.(type) {
-		case *target.EventTargetCreated:
-			saw(ev.TargetInfo)
-		case *target.EventTargetInfoChanged:
-			saw(ev.TargetInfo)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.CallBrowser(bctx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-func (w *watch) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.opened)
-}
-
-// next waits for prompt number n (0-based).
-func (w *watch) next(ctx context.Context, n int) (target.ID, error) {
-	for {
-		w.mu.Lock()
-		if len(w.opened) > n {
-			id := w.opened[n]
-			w.mu.Unlock()
-			return id, nil
-		}
-		changed := w.changed
-		w.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("no prompt opened: %w", ctx.Err())
-		case <-changed:
-		}
-	}
-}
-
 // answer waits for prompt number n to be painted with its field focused,
 // types text and presses Enter, as the person would. It returns when the
 // page was first painted (the page's own first-contentful-paint, on the
 // system clock) and when Enter was pressed.
 func (r *rig) answer(a *run, n int, text string) (painted, enter time.Time) {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	ctx, cancel := a.Awaiting(r.ctx, 30*time.Second)
 	defer cancel()
-	go func() {
-		select {
-		case <-a.done: // it ended without a prompt: stop waiting for one
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	id, err := r.prompts.next(ctx, n)
+	id, err := r.prompts.Next(ctx, n)
 	if err != nil {
-		r.t.Fatalf("%v; fillgate fill printed %s", err, a.stdout.Bytes())
+		r.t.Fatalf("%v; fillgate fill printed %s", err, a.Stdout())
 	}
-	pctx, pcancel, err := browser.AttachTarget(ctx, r.bctx, id)
+	pctx, pcancel, err := browser.AttachTarget(ctx, r.bctx, target.ID(id))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -409,8 +287,8 @@ func (r *rig) answerNative(a *run, text string) (shown, enter time.Time) {
 			break
 		}
 		select {
-		case <-a.done:
-			r.t.Fatalf("fillgate fill ended without a dialog: %s", a.stdout.Bytes())
+		case <-a.Done():
+			r.t.Fatalf("fillgate fill ended without a dialog: %s", a.Stdout())
 		case <-ctx.Done():
 			r.t.Fatal("the native dialog never showed")
 		case <-time.After(2 * time.Millisecond):

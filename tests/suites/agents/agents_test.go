@@ -37,10 +37,8 @@ const svc = "127.0.0.1"
 // documented exception, and its result says so.
 func TestNeverInTheAgentsTools(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 6*time.Minute)
-	r := newRig(t, ctx, basePolicy)
-	tools := r.attachTools(t)
-	agent := fillgateMCP(t, ctx, tools.d, "fillgate-mcp", r.env)
+	r, tools := newToolsRig(t, 6*time.Minute)
+	agent := fillgateMCP(t, r.ctx, tools.d, "fillgate-mcp", r.env)
 
 	for _, via := range []string{fill.ViaExtension, fill.ViaCDP} {
 		for _, c := range []struct {
@@ -57,9 +55,7 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 				tb := r.open(t, r.site1, c.path)
 				tb.focus(c.id)
 				m := tools.mark(t)
-				n := r.prompts.count()
-				run := r.fill(t, "--service", svc, "--field", c.field, "--via", via)
-				p := r.awaitPrompt(t, n)
+				run, p := r.ask(t, "--service", svc, "--field", c.field, "--via", via)
 				p.send(secret)
 				res := run.result(t)
 				if res.Status != fill.StatusOK || res.Via != via || res.Origin != r.site1.origin {
@@ -87,14 +83,14 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 			tb := r.open(t, r.site1, "/login")
 			tb.focus("pw")
 			m := tools.mark(t)
-			n := r.prompts.count()
+			n := r.prompts.Count()
 			call, err := agent.Start("request_secret", map[string]any{"service": svc, "then": "none"}, agenttools.CallOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			p := r.awaitPrompt(t, n)
 			p.send(secret)
-			raw, err := call.Wait(ctx)
+			raw, err := call.Wait(r.ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,16 +122,12 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 // wrote, holds the value or a mask as long as it; the fill then goes on.
 func TestCDPTabPromptToPlaywright(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 4*time.Minute)
-	r := newRig(t, ctx, basePolicy)
-	tools := r.attachTools(t)
+	r, tools := newToolsRig(t, 4*time.Minute)
 	secret := r.secret(t)
 	tb := r.open(t, r.site1, "/login")
 	tb.focus("pw")
 	m := tools.mark(t)
-	n := r.prompts.count()
-	run := r.fill(t, "--service", svc, "--via", fill.ViaCDP)
-	p := r.awaitPrompt(t, n)
+	run, p := r.ask(t, "--service", svc, "--via", fill.ViaCDP)
 	u, err := url.Parse(p.url)
 	if err != nil || len(u.Path) < 8 {
 		t.Fatalf("the prompt's URL has no nonce")
@@ -193,9 +185,9 @@ func TestPinnedTabOnlyNarrows(t *testing.T) {
 				id = r.extensionTabID(t, bg)
 			}
 			r.openBeside(t, r.site2, "/other") // in front of it, in its window
-			n := r.prompts.count()
+			n := r.prompts.Count()
 			run := r.fill(t, "--service", svc, "--via", via, "--tab", id)
-			if opened, err := r.prompts.openedOrDone(r.ctx, n, run.done); err != nil || opened {
+			if opened, err := r.prompts.OpenedOrDone(r.ctx, n, run.Done()); err != nil || opened {
 				t.Errorf("a prompt opened for the pinned background tab (%v)", err)
 				r.closeWindow(t, r.awaitPrompt(t, n))
 				n++

@@ -7,9 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,10 +21,10 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/tests/fakes/notifyd"
-	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
+	"github.com/fillgate/fillgate/tests/kit/loopback"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
@@ -55,9 +53,8 @@ remember = false
 %s`, pinentry, top, tables)
 }
 
-// attackRig is a rig (rig_test.go) for the attacker tests. newRig cannot
-// take more environment for the browser, so this builds the same rig from
-// the same pieces with three more things in the environment that the
+// attackRig is a rig (rig_test.go) for the attacker tests, built as
+// newRig builds one with three more things in the environment that the
 // browser, its host and `fillgate fill` share: a private X display (the
 // native dialog shows there, and a Person answers it), and a private
 // session bus with a real gnome-keyring and a notification service (the
@@ -79,47 +76,21 @@ func newAttackRig(t *testing.T, ctx context.Context) *attackRig {
 	if _, err := os.Stat(gtk2); err != nil {
 		t.Fatalf("%s is missing: run tests/setup (it installs pinentry-gtk2, xvfb, xdotool, x11-utils, imagemagick)", gtk2)
 	}
-	root, err := os.MkdirTemp("", "fgat-") // short: sun_path holds 107 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	a := &attackRig{rig: &rig{t: t, ctx: ctx, root: root}}
-	r := a.rig
+	a := &attackRig{}
 	// Cleanups run last-first: this runs after everything below stopped.
 	t.Cleanup(a.nothingOutlives)
-	t.Cleanup(r.finalScan)
+	a.rig = newBareRig(t, ctx, "fgat-")
+	r := a.rig
 	a.display = desktop.Start(t)
 	a.person = a.display.Person(t)
 	secretservice.Start(t)
 	a.notices = notifyd.Start(t)
-	r.env = append(browser.BaseEnv(root), a.display.Env()...)
+	r.env = append(r.env, a.display.Env()...)
 	r.env = append(r.env, "DBUS_SESSION_BUS_ADDRESS="+os.Getenv("DBUS_SESSION_BUS_ADDRESS"))
-	if r.runDir, err = dirs.Runtime(r.getenv); err != nil {
-		t.Fatal(err)
-	}
-	if r.stateDir, err = dirs.State(r.getenv); err != nil {
-		t.Fatal(err)
-	}
 	r.writePolicy(attackPolicy(gtk2, "", ""))
-
-	profile := filepath.Join(root, "profile")
-	ext := r.install(profile)
 	a.login1, a.login2 = serveLogin(t, "127.0.0.1"), serveLogin(t, "127.0.0.2")
-	r.site1, r.site2 = a.login1.site, a.login2.site
-	r.chrome = browser.StartChromium(t, ctx, browser.ChromiumOptions{UserDataDir: profile, Extensions: []string{ext}, Env: r.env})
-	r.env = append(r.env, "FILLGATE_CDP_URL="+r.browserURL())
-	r.bctx = r.chrome.Attach(t, ctx)
-	r.prompts = watchPrompts(t, r.bctx, func(url string) bool { return isPromptURL(url, r.site1.origin) })
-	r.host = r.waitHost()
+	r.start(a.login1.site, a.login2.site)
 	return a
-}
-
-// isPromptURL reports whether url is a page on 127.0.0.1 that is not the
-// login site there (whose origin is site): fillgate's loopback prompt, or
-// anything else that would stand in for it.
-func isPromptURL(url, site string) bool {
-	return strings.HasPrefix(url, "http://127.0.0.1:") && !strings.HasPrefix(url, site+"/")
 }
 
 // remember stores secret as the saved password of service, as the person
@@ -131,12 +102,10 @@ func (a *attackRig) remember(t testing.TB, service string, secret []byte) {
 	in := append(bytes.Clone(secret), '\n')
 	defer clear(in)
 	cmd.Stdin = bytes.NewReader(in)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	a.keep(out.Bytes(), errOut.Bytes())
-	if err != nil {
-		t.Fatalf("fillgate remember: %v: %s", err, a.withheld(errOut.Bytes()))
+	out, errOut, code := fgrun.Command(t, cmd)
+	a.keep(out, errOut)
+	if code != 0 {
+		t.Fatalf("fillgate remember exited %d: %s", code, a.withheld(errOut))
 	}
 }
 
@@ -205,23 +174,15 @@ func serveLogin(t testing.TB, ip string) *loginSite {
 		}
 		inner.ServeHTTP(w, req)
 	})
-	ln, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatalf("listen on %s: %v", ip, err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	_ = srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
+	// Runs once the server has closed (cleanups run last-first).
 	t.Cleanup(func() {
-		srv.Close()
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		for _, g := range l.got {
 			clear(g)
 		}
 	})
-	l.site = &site{origin: srv.URL}
+	l.site = &site{origin: loopback.Start(t, ip, h)}
 	return l
 }
 
@@ -263,7 +224,7 @@ func (a *attackRig) awaitDialog(t testing.TB, run *fillRun, title string, parent
 	defer cancel()
 	go func() {
 		select {
-		case <-run.done:
+		case <-run.Done():
 			cancel()
 		case <-ctx.Done():
 		}
@@ -271,7 +232,7 @@ func (a *attackRig) awaitDialog(t testing.TB, run *fillRun, title string, parent
 	w, err := a.person.WaitClass(ctx, "^[Pp]inentry")
 	if err != nil {
 		select {
-		case <-run.done:
+		case <-run.Done():
 			t.Fatalf("the request ended before a native dialog showed: %+v", run.result(t))
 		default:
 		}

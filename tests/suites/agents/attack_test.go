@@ -86,7 +86,7 @@ func TestAttackAgentsCannotAnswer(t *testing.T) {
 			if via == fill.ViaExtension {
 				return a.host.PID
 			}
-			return run.cmd.Process.Pid
+			return run.Cmd.Process.Pid
 		}
 		t.Run(via+"/typed in the dialog; the agent lists, scripts, types and clicks", func(t *testing.T) {
 			at.typed(t, tab1, via, parent)
@@ -101,7 +101,7 @@ func TestAttackAgentsCannotAnswer(t *testing.T) {
 			at.noPerson(t, tab2, via, saved, mcp, parent)
 		})
 	}
-	if n := a.prompts.count(); n != 0 {
+	if n := a.prompts.Count(); n != 0 {
 		t.Errorf("%d prompt pages opened in the browser; want none: the person answers outside it", n)
 	}
 }
@@ -130,7 +130,7 @@ func (at *attacker) typed(t *testing.T, tb *tab, via string, parent func(*fillRu
 		leakscan.Process(t, secret, pid) // the dialog's command line and environment
 	}
 	leakscan.Process(t, secret, a.host.PID)
-	leakscan.Process(t, secret, run.cmd.Process.Pid)
+	leakscan.Process(t, secret, run.Cmd.Process.Pid)
 	for p, got := range at.caught(t, pages) {
 		if got != "0" {
 			t.Errorf("%s: the agent's listeners caught something (%s) while the person typed in the dialog", p, got)
@@ -148,7 +148,7 @@ func (at *attacker) typed(t *testing.T, tb *tab, via string, parent func(*fillRu
 	}
 	tb.front()
 	a.answer(t, w, "Return")
-	a.noDialogUntil(t, run.done, "after Enter the dialog came back: what the person typed did not reach it")
+	a.noDialogUntil(t, run.Done(), "after Enter the dialog came back: what the person typed did not reach it")
 	res := run.result(t)
 	if res.Status != fill.StatusOK || res.Via != via || res.Origin != a.site1.origin || res.Submitted == nil || !*res.Submitted {
 		a.logTail(t)
@@ -213,7 +213,7 @@ func (at *attacker) noDialog(t *testing.T, tb *tab, via string) {
 		a.env = env // fill copies it as it starts
 		run := a.fill(t, "--service", svc, "--via", via)
 		a.env = kept
-		a.noDialogUntil(t, run.done, "none can be shown")
+		a.noDialogUntil(t, run.Done(), "none can be shown")
 		wantRefused(t, run.result(t), via, fix...)
 		at.pages(t)
 		at.rawCDP(t)
@@ -273,7 +273,7 @@ func (at *attacker) noPerson(t *testing.T, tb *tab, via string, saved []byte, mc
 	run := a.fill(t, "--service", savedSvc, "--via", via)
 	w := a.awaitDialog(t, run, savedTitle+savedSvc, parent(run))
 	a.answer(t, w, chooseFillSaved...)
-	a.noDialogUntil(t, run.done, "another dialog after Fill saved password")
+	a.noDialogUntil(t, run.Done(), "another dialog after Fill saved password")
 	if res := run.result(t); res.Status != fill.StatusOK || !strings.Contains(res.Detail, "without a prompt until") {
 		t.Fatalf("result %+v; want ok, with a lease", res)
 	}
@@ -314,7 +314,7 @@ func (at *attacker) noPerson(t *testing.T, tb *tab, via string, saved []byte, mc
 	}
 	cli := func(t *testing.T) fill.Result {
 		run := a.fill(t, "--service", savedSvc, "--via", via, "--then", "none")
-		a.noDialogUntil(t, run.done, noPersonNeeded)
+		a.noDialogUntil(t, run.Done(), noPersonNeeded)
 		return run.result(t)
 	}
 	t.Run("lease, fillgate fill --then none", func(t *testing.T) {

@@ -85,7 +85,7 @@ func (at *attacker) noPromptIn(t testing.TB, what, list string) {
 	site := false
 	for _, u := range urlsIn.FindAllString(list, -1) {
 		site = site || strings.HasPrefix(u, at.a.site1.origin+"/")
-		if isPromptURL(u, at.a.site1.origin) {
+		if at.a.prompts.IsPrompt(u) {
 			t.Errorf("%s lists a loopback page that is not a login site (a prompt page): %s", what, at.a.withheld([]byte(u)))
 		}
 	}

@@ -109,7 +109,7 @@ func TestMCPCancel(t *testing.T) {
 	srv := fillgateMCP(t, r.ctx, d, "fillgate-mcp", r.env)
 	tb := r.open(t, r.site1, "/login")
 	tb.focus("pw")
-	n := r.prompts.count()
+	n := r.prompts.Count()
 	var progress progressLog // asked for, so there is progress that must stop
 	call, err := srv.Start("request_secret", map[string]any{"service": "127.0.0.1"}, agenttools.CallOptions{OnProgress: progress.add})
 	if err != nil {
@@ -151,7 +151,7 @@ func TestMCPTimeouts(t *testing.T) {
 	secret := r.secret(t)
 	tb2 := r.open(t, r.site2, "/login")
 	tb2.focus("pw")
-	n := r.prompts.count()
+	n := r.prompts.Count()
 	var kept progressLog
 	started := time.Now()
 	waiting, err := patient.Start("request_secret", map[string]any{"service": "127.0.0.2"},
@@ -186,7 +186,7 @@ func TestMCPTimeouts(t *testing.T) {
 		t.Fatalf("the client with resetTimeoutOnProgress gave up too: %v, %v", res, err)
 	default:
 	}
-	if time.Since(started) < 60*time.Second || r.prompts.isClosed(pKept.id) {
+	if time.Since(started) < 60*time.Second || r.prompts.Window(pKept.id).Closed {
 		t.Fatalf("the waiting request has not outlived the SDK's default timeout with its prompt open")
 	}
 	pKept.send(secret)

@@ -20,16 +20,12 @@ import (
 // over the last navigations) and get_network_request of each.
 func TestLoginRequestNotInTheAgentsNetworkTools(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 4*time.Minute)
-	r := newRig(t, ctx, basePolicy)
-	tools := r.attachTools(t)
+	r, tools := newToolsRig(t, 4*time.Minute)
 	secret := r.secret(t)
 	tb := r.open(t, r.site1, "/login")
 	tb.focus("pw")
 	m := tools.mark(t)
-	n := r.prompts.count()
-	run := r.fill(t, "--service", svc, "--via", fill.ViaExtension)
-	p := r.awaitPrompt(t, n)
+	run, p := r.ask(t, "--service", svc, "--via", fill.ViaExtension)
 	p.send(secret)
 	if res := run.result(t); res.Status != fill.StatusOK || res.Submitted == nil || !*res.Submitted {
 		t.Fatalf("result %+v; want ok and submitted", res)

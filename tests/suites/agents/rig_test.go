@@ -10,13 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,12 +28,15 @@ import (
 
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
-	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/fgenv"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/loopback"
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
 // basePolicy is the policy every rig starts from: many requests from one
@@ -69,7 +69,7 @@ type rig struct {
 	site1    *site           // http://127.0.0.1:port
 	site2    *site           // http://127.0.0.2:port, another site
 	host     agentsock.HostStatus
-	prompts  *promptWatch
+	prompts  *promptwatch.Watch
 
 	mu      sync.Mutex
 	secrets [][]byte // every scenario's secret, for the final scan
@@ -81,49 +81,42 @@ type rig struct {
 // printed are scanned for every secret of the rig.
 func newRig(t *testing.T, ctx context.Context, policy string) *rig {
 	t.Helper()
-	root, err := os.MkdirTemp("", "fgag-") // short: sun_path holds 107 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	r := &rig{t: t, ctx: ctx, root: root}
-	// Registered before the browser starts, so it runs after it stopped
-	// (and flushed its profile).
-	t.Cleanup(r.finalScan)
-	r.env = append(browser.BaseEnv(root),
-		// No session bus: go-keyring would otherwise start one that
-		// outlives the test.
-		"DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(root, "no-bus"))
-	if r.runDir, err = dirs.Runtime(r.getenv); err != nil {
-		t.Fatal(err)
-	}
-	if r.stateDir, err = dirs.State(r.getenv); err != nil {
-		t.Fatal(err)
-	}
+	r := newBareRig(t, ctx, "fgag-")
 	r.writePolicy(policy)
-
-	profile := filepath.Join(root, "profile")
-	ext := r.install(profile)
-	r.site1, r.site2 = serve(t, "127.0.0.1"), serve(t, "127.0.0.2")
-	r.chrome = browser.StartChromium(t, ctx, browser.ChromiumOptions{UserDataDir: profile, Extensions: []string{ext}, Env: r.env})
-	r.env = append(r.env, "FILLGATE_CDP_URL="+r.browserURL())
-	r.bctx = r.chrome.Attach(t, ctx)
-	r.prompts = watchPrompts(t, r.bctx, func(url string) bool {
-		return strings.HasPrefix(url, "http://127.0.0.1:") && !strings.HasPrefix(url, r.site1.origin+"/")
-	})
-	r.host = r.waitHost()
+	r.start(serve(t, "127.0.0.1"), serve(t, "127.0.0.2"))
 	return r
 }
 
-// getenv looks a variable up in the rig's environment.
-func (r *rig) getenv(key string) string {
-	for _, kv := range slices.Backward(r.env) {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
+// newBareRig makes the temp root and environment (fgenv), whose prefix
+// names the suite, and registers the final scan: no browser yet.
+func newBareRig(t *testing.T, ctx context.Context, prefix string) *rig {
+	t.Helper()
+	root := fgenv.New(t, prefix)
+	r := &rig{t: t, ctx: ctx, root: root.Dir, env: root.Env, runDir: root.RunDir, stateDir: root.StateDir}
+	// Registered before the browser starts, so it runs after it stopped
+	// (and flushed its profile).
+	t.Cleanup(r.finalScan)
+	return r
 }
+
+// start installs fillgate for a Chromium profile under the root as a
+// person would, serves the login sites site1 (on 127.0.0.1) and site2,
+// starts the browser with the extension and a debugging port, and waits
+// for the host it starts.
+func (r *rig) start(site1, site2 *site) {
+	r.t.Helper()
+	profile := filepath.Join(r.root, "profile")
+	ext := r.install(profile)
+	r.site1, r.site2 = site1, site2
+	r.chrome = browser.StartChromium(r.t, r.ctx, browser.ChromiumOptions{UserDataDir: profile, Extensions: []string{ext}, Env: r.env})
+	r.env = append(r.env, "FILLGATE_CDP_URL="+r.browserURL())
+	r.bctx = r.chrome.Attach(r.t, r.ctx)
+	r.prompts = promptwatch.CDP(r.t, r.bctx, promptwatch.OnLoopbackBut(r.site1.origin))
+	r.host = r.waitHost()
+}
+
+// getenv looks a variable up in the rig's environment.
+func (r *rig) getenv(key string) string { return fgenv.Getenv(r.env, key) }
 
 // browserURL is the browser's CDP endpoint in its http:// form.
 func (r *rig) browserURL() string { return fmt.Sprintf("http://127.0.0.1:%d", r.chrome.Port) }
@@ -135,16 +128,7 @@ func (r *rig) writePolicy(text string) {
 	if _, err := policy.Parse("test policy", []byte(text)); err != nil {
 		r.t.Fatalf("the test's policy is not valid: %v", err)
 	}
-	p, err := dirs.PolicyFile(r.getenv)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-		r.t.Fatal(err)
-	}
+	fgenv.WritePolicy(r.t, r.env, text)
 }
 
 // install runs `fillgate install --browser chromium --user-data-dir
@@ -171,15 +155,9 @@ func (r *rig) cli(args ...string) ([]byte, int) {
 	r.t.Helper()
 	cmd := exec.CommandContext(r.ctx, fillgateBin, args...)
 	cmd.Env = r.env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	r.keep(out.Bytes(), errOut.Bytes())
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		r.t.Fatalf("run fillgate %s: %v", args[0], err)
-	}
-	return out.Bytes(), cmd.ProcessState.ExitCode()
+	out, errOut, code := fgrun.Command(r.t, cmd)
+	r.keep(out, errOut)
+	return out, code
 }
 
 // keep records fillgate's output for the final scan.
@@ -275,14 +253,7 @@ func (r *rig) withheld(b []byte) string {
 }
 
 // lastAudit is the audit log's newest entry.
-func (r *rig) lastAudit(t testing.TB) fill.AuditEntry {
-	t.Helper()
-	es, err := audit.Open(r.stateDir).Recent(1)
-	if err != nil || len(es) != 1 {
-		t.Fatalf("audit log: %d entries, %v", len(es), err)
-	}
-	return es[0]
-}
+func (r *rig) lastAudit(t testing.TB) fill.AuditEntry { return fgenv.LastAudit(t, r.stateDir) }
 
 // scanFillgate scans fillgate's own files (its log and the audit log) for
 // secret.
@@ -299,58 +270,31 @@ func (r *rig) scanFillgate(t testing.TB, secret []byte) {
 
 // fillRun is one `fillgate fill --json` run as the agent.
 type fillRun struct {
-	r      *rig
-	cmd    *exec.Cmd
-	stdout bytes.Buffer
-	stderr bytes.Buffer
-	done   chan struct{}
+	r *rig
+	*fgrun.Run
 }
 
 // fill starts `fillgate fill --json args...` in the rig's environment.
 func (r *rig) fill(t testing.TB, args ...string) *fillRun {
 	t.Helper()
-	f := &fillRun{r: r, done: make(chan struct{})}
-	f.cmd = exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
-	f.cmd.Env = r.env
-	f.cmd.Stdout, f.cmd.Stderr = &f.stdout, &f.stderr
-	f.cmd.WaitDelay = 5 * time.Second
-	if err := f.cmd.Start(); err != nil {
-		t.Fatalf("start fillgate fill: %v", err)
-	}
-	go func() {
-		_ = f.cmd.Wait()
-		close(f.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-f.done:
-		default:
-			_ = f.cmd.Process.Kill()
-			<-f.done
-		}
-	})
-	return f
+	cmd := exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
+	cmd.Env = r.env
+	cmd.WaitDelay = 5 * time.Second
+	return &fillRun{r: r, Run: fgrun.Start(t, cmd)}
 }
 
 // result waits for the run and returns its one JSON result.
 func (f *fillRun) result(t testing.TB) fill.Result {
 	t.Helper()
-	select {
-	case <-f.done:
-	case <-f.r.ctx.Done():
-		t.Fatalf("fillgate fill did not finish: %v", f.r.ctx.Err())
+	res, code, err := f.Result(f.r.ctx)
+	f.r.keep(f.Stdout(), f.Stderr())
+	if err != nil {
+		t.Fatalf("%v: %s (stderr %s)", err, f.r.withheld(f.Stdout()), f.r.withheld(f.Stderr()))
 	}
-	f.r.keep(f.stdout.Bytes(), f.stderr.Bytes())
-	var res fill.Result
-	dec := json.NewDecoder(bytes.NewReader(f.stdout.Bytes()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil || dec.More() {
-		t.Fatalf("fillgate fill printed %s (stderr %s)", f.r.withheld(f.stdout.Bytes()), f.r.withheld(f.stderr.Bytes()))
-	}
-	if code := f.cmd.ProcessState.ExitCode(); code != res.Status.ExitCode() {
+	if code != res.Status.ExitCode() {
 		t.Errorf("exit code %d for status %s", code, res.Status)
 	}
-	t.Logf("fillgate fill %s → %s", strings.Join(f.cmd.Args[2:], " "), f.r.withheld(bytes.TrimSpace(f.stdout.Bytes())))
+	t.Logf("fillgate fill %s → %s", strings.Join(f.Cmd.Args[2:], " "), f.r.withheld(bytes.TrimSpace(f.Stdout())))
 	return res
 }
 
@@ -363,16 +307,7 @@ type site struct {
 // serve starts a site on ip until the test ends.
 func serve(t testing.TB, ip string) *site {
 	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatalf("listen on %s: %v", ip, err)
-	}
-	srv := httptest.NewUnstartedServer(pages())
-	_ = srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &site{origin: srv.URL}
+	return &site{origin: loopback.Start(t, ip, pages())}
 }
 
 // pages are the login pages. Every URL carries s=TOKEN, a mark of the
@@ -551,137 +486,21 @@ func callWith(ctx context.Context, fn string, args ...any) (bool, error) {
 	return ok, nil
 }
 
-// promptWatch records every prompt page the browser opens (a page target
-// on a 127.0.0.1 origin that is not a login site), from the browser's
-// target events, and which of them closed.
-type promptWatch struct {
-	mu       sync.Mutex
-	isPrompt func(url string) bool
-	opened   []target.ID
-	urls     map[target.ID]string
-	closed   map[target.ID]bool
-	changed  chan struct{} // closed and replaced on every change
-}
-
-func watchPrompts(t testing.TB, bctx context.Context, isPrompt func(string) bool) *promptWatch {
-	t.Helper()
-	w := &promptWatch{isPrompt: isPrompt, urls: map[target.ID]string{}, closed: map[target.ID]bool{}, changed: make(chan struct{})}
-	if err := chromedp.ListenBrowser(bctx, w.event); err != nil {
-		t.Fatalf("listen to the browser's targets: %v", err)
-	}
-	if _, err := chromedp.CallBrowser(bctx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
-		t.Fatalf("discover targets: %v", err)
-	}
-	return w
-}
-
-func (w *promptWatch) event(ev any) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch ev := ev.(type) {
-	case *target.EventTargetCreated:
-		w.saw(ev.TargetInfo)
-	case *target.EventTargetInfoChanged:
-		w.saw(ev.TargetInfo)
-	case *target.EventTargetDestroyed:
-		if _, ok := w.urls[ev.TargetID]; ok {
-			w.closed[ev.TargetID] = true
-			w.notify()
-		}
-	}
-}
-
-// saw must be called with w.mu held.
-func (w *promptWatch) saw(info *target.Info) {
-	if info.Type != "page" || !w.isPrompt(info.URL) {
-		return
-	}
-	if _, ok := w.urls[info.TargetID]; !ok {
-		w.opened = append(w.opened, info.TargetID)
-	}
-	w.urls[info.TargetID] = info.URL
-	w.notify()
-}
-
-// notify must be called with w.mu held.
-func (w *promptWatch) notify() {
-	close(w.changed)
-	w.changed = make(chan struct{})
-}
-
-// count is how many prompts have opened so far.
-func (w *promptWatch) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.opened)
-}
-
-// await waits until cond holds (it is called with w.mu held).
-func (w *promptWatch) await(ctx context.Context, what string, cond func() bool) error {
-	for {
-		w.mu.Lock()
-		ok, changed := cond(), w.changed
-		w.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w", what, ctx.Err())
-		case <-changed:
-		}
-	}
-}
-
-// next waits for prompt number n (0-based) and returns its id and URL.
-func (w *promptWatch) next(ctx context.Context, n int) (target.ID, string, error) {
-	if err := w.await(ctx, "no prompt opened", func() bool { return len(w.opened) > n }); err != nil {
-		return "", "", err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	id := w.opened[n]
-	return id, w.urls[id], nil
-}
-
-// openedOrDone waits until prompt number n (0-based) opens, and reports
-// true, or until done is closed first.
-func (w *promptWatch) openedOrDone(ctx context.Context, n int, done <-chan struct{}) (bool, error) {
-	for {
-		w.mu.Lock()
-		opened, changed := len(w.opened) > n, w.changed
-		w.mu.Unlock()
-		if opened {
-			return true, nil
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-done:
-			return false, nil
-		case <-changed:
-		}
-	}
-}
-
-// waitClosed waits for prompt id to close.
-func (w *promptWatch) waitClosed(ctx context.Context, id target.ID) error {
-	return w.await(ctx, "the prompt stayed open", func() bool { return w.closed[id] })
-}
-
-// isClosed reports whether prompt id has closed.
-func (w *promptWatch) isClosed(id target.ID) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.closed[id]
-}
-
 // prompt is an open prompt page, as the human sees it.
 type prompt struct {
 	t   testing.TB
-	id  target.ID
+	id  string // its window in the prompt watch
 	url string
 	ctx context.Context
+}
+
+// ask starts `fillgate fill --json args...` and waits for the prompt it
+// opens.
+func (r *rig) ask(t testing.TB, args ...string) (*fillRun, *prompt) {
+	t.Helper()
+	n := r.prompts.Count()
+	run := r.fill(t, args...)
+	return run, r.awaitPrompt(t, n)
 }
 
 // awaitPrompt waits for prompt number n to open and be ready for typing:
@@ -690,29 +509,13 @@ func (r *rig) awaitPrompt(t testing.TB, n int) *prompt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	id, url, err := r.prompts.next(ctx, n)
+	id, pctx, pcancel, err := r.prompts.AttachCDP(ctx, r.bctx, n, `document.readyState === "complete" &&
+		new Promise((r) => requestAnimationFrame(() => r(document.activeElement?.id === "value")))`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pctx, pcancel, err := browser.AttachTarget(ctx, r.bctx, id)
-	if err != nil {
-		t.Fatalf("attach to the prompt: %v", err)
-	}
 	t.Cleanup(pcancel)
-	p := &prompt{t: t, id: id, url: url, ctx: pctx}
-	for {
-		ready, err := chromedp.Run(pctx, chromedp.Evaluate[bool](`document.readyState === "complete" &&
-			new Promise((r) => requestAnimationFrame(() => r(document.activeElement?.id === "value")))`,
-			chromedp.EvalAwaitPromise))
-		if err == nil && ready {
-			return p
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the prompt never had its field focused (%v); last error: %v", ctx.Err(), err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return &prompt{t: t, id: id, url: r.prompts.Window(id).URL, ctx: pctx}
 }
 
 // send types secret into the prompt and presses Enter, as the human would.
@@ -741,7 +544,7 @@ func (p *prompt) title() string {
 // closeWindow closes the prompt as the human would close its window.
 func (r *rig) closeWindow(t testing.TB, p *prompt) {
 	t.Helper()
-	if _, err := chromedp.CallBrowser(r.bctx, target.CloseTarget, target.CloseTargetParams{TargetID: p.id}); err != nil {
+	if _, err := chromedp.CallBrowser(r.bctx, target.CloseTarget, target.CloseTargetParams{TargetID: target.ID(p.id)}); err != nil {
 		t.Fatalf("close the prompt: %v", err)
 	}
 }
@@ -751,7 +554,7 @@ func (r *rig) waitPromptClosed(t testing.TB, p *prompt) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, 15*time.Second)
 	defer cancel()
-	if err := r.prompts.waitClosed(ctx, p.id); err != nil {
+	if err := r.prompts.WaitClosed(ctx, p.id); err != nil {
 		t.Error(err)
 	}
 }

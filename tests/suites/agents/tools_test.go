@@ -32,6 +32,14 @@ type agentTools struct {
 	cdWS   agenttools.Workspace
 }
 
+// newToolsRig is newRig with basePolicy and both tools attached to its
+// browser, for a test that may take d.
+func newToolsRig(t *testing.T, d time.Duration) (*rig, *agentTools) {
+	t.Helper()
+	r := newRig(t, testContext(t, d), basePolicy)
+	return r, r.attachTools(t)
+}
+
 // attachTools starts the driver and both tools.
 func (r *rig) attachTools(t testing.TB) *agentTools {
 	t.Helper()

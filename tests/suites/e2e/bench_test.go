@@ -15,6 +15,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
@@ -27,23 +28,34 @@ import (
 // medians of both parts and of their sum.
 func BenchmarkExtensionRoundTrip(b *testing.B) {
 	ctx := testContext(b, 10*time.Minute)
-	ch := startChromium(b, ctx)
-	tb := ch.open(b, ch.origin1+"/password")
-	secret := ch.secret(b)
+	roundTrip(b, startChromium(b, ctx))
+}
+
+// BenchmarkFirefoxRoundTrip is BenchmarkExtensionRoundTrip in Firefox ESR.
+func BenchmarkFirefoxRoundTrip(b *testing.B) {
+	ctx := testContext(b, 10*time.Minute)
+	roundTrip(b, startFirefox(b, ctx, browser.FirefoxOptions{}))
+}
+
+// roundTrip is the round-trip benchmark in br.
+func roundTrip(b *testing.B, br testBrowser) {
+	s := br.session()
+	tb := br.open(b, s.origin1+"/password")
+	secret := s.secret(b)
 	var toPrompt, toResult, total []time.Duration
 	for b.Loop() {
 		tb.eval(`(f => { f.value = ""; f.focus(); return document.activeElement === f; })(document.getElementById("pw"))`)
-		a, n := ch.request(b, "--service", "127.0.0.1", "--then", "none")
-		p := ch.awaitPrompt(b, n)
+		a, n := s.request(b, "--service", "127.0.0.1", "--then", "none")
+		p := br.awaitPrompt(b, n)
 		p.typeSecret(secret)
 		submitted := time.Now()
 		p.enter()
-		res, code := a.result(b, ctx)
+		res, code := a.result(b, s.ctx)
 		if res.Status != fill.StatusOK || code != 0 {
 			b.Fatalf("result %+v, exit code %d", res, code)
 		}
-		open := ch.prompts.when(p.id).Sub(a.started)
-		done := a.ended.Sub(submitted)
+		open := s.prompts.Window(p.windowID()).At.Sub(a.Started)
+		done := a.Ended.Sub(submitted)
 		toPrompt, toResult, total = append(toPrompt, open), append(toResult, done), append(total, open+done)
 	}
 	b.StopTimer()
@@ -53,7 +65,7 @@ func BenchmarkExtensionRoundTrip(b *testing.B) {
 	b.ReportMetric(median(total), "ms-median-roundtrip")
 	b.ReportMetric(median(toPrompt), "ms-median-to-prompt")
 	b.ReportMetric(median(toResult), "ms-median-submit-to-result")
-	ch.finish(b)
+	finish(b, br)
 }
 
 // median is the median of ds in milliseconds.
@@ -78,10 +90,10 @@ func BenchmarkApprovalNone(b *testing.B) {
 	u, _ := url.Parse(ch.origin1)
 	ch.policy(b, fmt.Sprintf("[service.%q]\napproval = \"none\"\n", "127.0.0.1:"+u.Port()))
 	secret := ch.secret(b)
-	if out, _, code := ch.cliIn(b, secret, "remember", "--service", "127.0.0.1", "--stdin"); code != 0 {
+	if out, _, code := ch.cliIn(b, ctx, secret, "remember", "--service", "127.0.0.1", "--stdin"); code != 0 {
 		b.Fatalf("fillgate remember: %s", out)
 	}
-	tb := ch.open(b, ch.origin1+"/password")
+	tb := ch.openTab(b, ch.origin1+"/password")
 	reset := func() {
 		if !tb.eval(`(f => { f.value = ""; f.focus(); return document.activeElement === f; })(document.getElementById("pw"))`) {
 			b.Fatal("focus the field")
@@ -110,5 +122,5 @@ func BenchmarkApprovalNone(b *testing.B) {
 	b.ReportMetric(median(fills), "ms-median-none-fill")
 	b.ReportMetric(median(bare), "ms-median-bare-insertText")
 	b.ReportMetric(median(fills)/median(bare), "ratio")
-	ch.finish(b)
+	finish(b, ch)
 }

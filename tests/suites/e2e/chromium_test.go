@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,37 +19,28 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
-	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
 // chromium is one headless Chromium with the extension that `fillgate
 // install` unpacked, the host it started from the manifest install wrote,
 // and the login pages on two loopback origins.
 type chromium struct {
-	*rig
-	ctx     context.Context
+	*browserSession
 	browser *browser.Chromium
 	bctx    context.Context // the test's own CDP connection: it plays the user
-	origin1 string          // http://127.0.0.1:port
-	origin2 string          // http://127.0.0.2:port, another site
-	// lookalike is origin1's server under the name
-	// http://github.com.localhost:port, which Chromium resolves to
-	// loopback itself.
-	lookalike string
-	host      agentsock.HostStatus // the host as it was at the start
-	prompts   *promptWatch
-	secrets   [][]byte // every scenario's secret, for the final scan
 }
 
-// startChromium sets everything up. Stop it with finish, which also runs
-// the leak scans that need the browser's files flushed.
+// startChromium sets everything up, and checks that `fillgate doctor`
+// sees the manifest and the running host with the extension connected.
+// Stop it with finish, which also runs the leak scans that need the
+// browser's files flushed.
 func startChromium(t testing.TB, ctx context.Context) *chromium {
 	t.Helper()
 	ch := startChromiumIn(t, ctx, newRig(t), "profile")
-	ch.doctor(t)
+	ch.doctorSees(t, ctx, ch.host.PID, "chromium", "--browser", "chromium", "--user-data-dir", ch.browser.UserDataDir)
 	return ch
 }
 
@@ -62,92 +52,73 @@ func startChromiumIn(t testing.TB, ctx context.Context, r *rig, name string) *ch
 	r.install(t, ctx, filepath.Join(profile, "NativeMessagingHosts"),
 		"--browser", "chromium", "--user-data-dir", profile)
 
-	ch := &chromium{rig: r, ctx: ctx}
-	l1, o1 := listen(t, "127.0.0.1")
-	l2, o2 := listen(t, "127.0.0.2")
-	ch.origin1, ch.origin2 = o1, o2
-	ch.lookalike = strings.Replace(o1, "127.0.0.1", "github.com.localhost", 1)
-	startServer(t, l1, loginPages(o2))
-	startServer(t, l2, loginPages(o1))
-
+	ch := &chromium{browserSession: newSession(t, ctx, r)}
 	ch.browser = browser.StartChromium(t, ctx, browser.ChromiumOptions{
 		UserDataDir: profile,
 		Extensions:  []string{r.extensionDir},
 		Env:         r.env,
 	})
+	ch.browserPID = ch.browser.Cmd.Process.Pid
 	ch.bctx = ch.browser.Attach(t, ctx)
-	ch.prompts = watchPrompts(t, ch.bctx, func(url string) bool {
-		return strings.HasPrefix(url, "http://127.0.0.1:") && !strings.HasPrefix(url, o1+"/")
-	})
+	ch.prompts = promptwatch.CDP(t, ch.bctx, ch.isPrompt())
 
-	ch.host = r.waitHostOf(t, ctx, ch.browser.Cmd.Process.Pid)
+	ch.host = r.waitHostOf(t, ctx, ch.browserPID, 0)
 	if ch.host.Browser != "chromium" || ch.host.BrowserName != "chromium" || ch.host.Profile != profile ||
 		ch.host.Caller != manifest.ExtensionOrigin || ch.host.Extension.Paused || ch.host.Extension.Instance == "" {
 		t.Fatalf("host status %+v; want chromium with profile %s, called by %s, not paused, with an instance id", ch.host, profile, manifest.ExtensionOrigin)
 	}
-	r.checkHostProcess(t, ch.host, ch.browser.Cmd.Process.Pid)
+	r.checkHostProcess(t, ch.host, ch.browserPID)
 	return ch
 }
 
-// doctor runs `fillgate doctor --json` as a person would and checks that
-// it sees the manifest and the running host with the extension connected.
-func (ch *chromium) doctor(t testing.TB) {
-	t.Helper()
-	out, errOut, _ := ch.cli(t, ch.ctx, "doctor", "--json", "--browser", "chromium", "--user-data-dir", ch.browser.UserDataDir)
-	var rep struct {
-		Checks []struct{ Name, Status, Detail string } `json:"checks"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("fillgate doctor --json printed %s%s: %v", out, errOut, err)
-	}
-	hostCheck := fmt.Sprintf("host %d", ch.host.PID)
-	want := map[string]bool{"chromium": false, hostCheck: false, "extension": false}
-	for _, c := range rep.Checks {
-		if _, ok := want[c.Name]; ok {
-			want[c.Name] = c.Status == "ok"
-		}
-	}
-	for name, ok := range want {
-		if !ok {
-			t.Errorf("fillgate doctor's %s check is not ok: %s", name, out)
-		}
-	}
-}
+func (ch *chromium) session() *browserSession { return ch.browserSession }
 
-// finish stops the browser (which flushes its profile), checks that the
-// host exited with it, and scans the browser's output and every file
-// under the temp root (the profile, HOME and the XDG dirs) for every
-// scenario's secret.
-func (ch *chromium) finish(t testing.TB) {
-	t.Helper()
+func (ch *chromium) stop() string {
 	ch.browser.Stop()
-	waitGone(t, ch.ctx, ch.host.PID, "the host")
-	for _, secret := range ch.secrets {
-		leakscan.Bytes(t, secret, "the browser's output", []byte(ch.browser.Output()))
-		if n := leakscan.Dirs(t, secret, ch.root); n < 20 {
-			t.Errorf("the leak scan read only %d files under %s", n, ch.root)
+	return ch.browser.Output()
+}
+
+// pageURLs lists the URLs of the browser's page targets.
+func (ch *chromium) pageURLs(t testing.TB) []string {
+	t.Helper()
+	infos, err := chromedp.Targets(ch.bctx)
+	if err != nil {
+		t.Fatalf("targets: %v", err)
+	}
+	var urls []string
+	for _, info := range infos {
+		if info.Type == "page" {
+			urls = append(urls, info.URL)
 		}
-		clear(secret)
+	}
+	return urls
+}
+
+// closeWindow closes the page target id.
+func (ch *chromium) closeWindow(t testing.TB, id string) {
+	t.Helper()
+	if _, err := chromedp.CallBrowser(ch.bctx, target.CloseTarget, target.CloseTargetParams{TargetID: target.ID(id)}); err != nil {
+		t.Fatalf("close the window: %v", err)
 	}
 }
 
-// secret makes the random secret of one scenario; finish scans for it.
-func (ch *chromium) secret(t testing.TB) []byte {
-	s := leakscan.NewSecret(t)
-	ch.secrets = append(ch.secrets, s)
-	return s
-}
-
-// tab is a page the user has open, driven over the test's own CDP session.
+// tab is a page the user has open, or a frame in it, driven over the
+// test's own CDP session.
 type tab struct {
-	t   testing.TB
-	ctx context.Context
+	t     testing.TB
+	ctx   context.Context
+	bctx  context.Context // the browser's, for the page's frames
+	input context.Context // the top-level page's, where input goes
 }
 
 // open opens url in a new tab in front; the tab closes when the test ends.
-func (ch *chromium) open(t testing.TB, url string) tab {
+func (ch *chromium) open(t testing.TB, url string) page { return ch.openTab(t, url) }
+
+// openTab is open, for the Chromium-only tests that reach into the tab.
+func (ch *chromium) openTab(t testing.TB, url string) tab {
 	t.Helper()
-	return tab{t: t, ctx: browser.NewTab(t, ch.bctx, url)}
+	ctx := browser.NewTab(t, ch.bctx, url)
+	return tab{t: t, ctx: ctx, bctx: ch.bctx, input: ctx}
 }
 
 // eval evaluates a boolean expression in the page's own world.
@@ -194,142 +165,82 @@ func (tb tab) focus(expr string) {
 	}
 }
 
-// click clicks the left mouse button at (x, y) of the viewport.
-func click(t testing.TB, ctx context.Context, x, y float64) {
-	t.Helper()
-	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
-		if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{
-			Type: typ, X: x, Y: y, Button: input.MouseButtonLeft, ClickCount: 1,
-		}); err != nil {
-			t.Fatalf("click at %v,%v: %v", x, y, err)
-		}
+// navigate loads url in the tab and waits for it to load.
+func (tb tab) navigate(url string) {
+	tb.t.Helper()
+	if err := chromedp.Do(tb.ctx, chromedp.Navigate(url)); err != nil {
+		tb.t.Fatalf("navigate to %s: %v", url, err)
 	}
 }
 
-// frame attaches to the out-of-process iframe whose URL starts with
-// prefix (a frame from another site).
-func (ch *chromium) frame(t testing.TB, prefix string) tab {
-	t.Helper()
-	info, err := browser.WaitTarget(ch.ctx, ch.bctx, "iframe", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := chromedp.NewContext(ch.bctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("attach to the frame: %v", err)
-	}
-	return tab{t: t, ctx: ctx}
-}
-
-// promptWatch records every prompt page the browser opens (a page target
-// on a 127.0.0.1 origin that is not a login page), from the browser's
-// target events, and which of them closed.
-type promptWatch struct {
-	mu       sync.Mutex
-	isPrompt func(url string) bool
-	opened   []target.ID
-	openedAt map[target.ID]time.Time // when the browser reported it
-	known    map[target.ID]bool
-	closed   map[target.ID]bool
-	changed  chan struct{} // closed and replaced on every change
-}
-
-func watchPrompts(t testing.TB, bctx context.Context, isPrompt func(string) bool) *promptWatch {
-	t.Helper()
-	w := &promptWatch{isPrompt: isPrompt, openedAt: map[target.ID]time.Time{}, known: map[target.ID]bool{},
-		closed: map[target.ID]bool{}, changed: make(chan struct{})}
-	if err := chromedp.ListenBrowser(bctx, w.event); err != nil {
-		t.Fatalf("listen to the browser's targets: %v", err)
-	}
-	if _, err := chromedp.CallBrowser(bctx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
-		t.Fatalf("discover targets: %v", err)
-	}
-	return w
-}
-
-func (w *promptWatch) event(ev any) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch ev := ev.(type) {
-	case *target.EventTargetCreated:
-		w.saw(ev.TargetInfo)
-	case *target.EventTargetInfoChanged:
-		w.saw(ev.TargetInfo)
-	case *target.EventTargetDestroyed:
-		if w.known[ev.TargetID] {
-			w.closed[ev.TargetID] = true
-			w.notify()
-		}
-	}
-}
-
-// saw must be called with w.mu held.
-func (w *promptWatch) saw(info *target.Info) {
-	if info.Type != "page" || w.known[info.TargetID] || !w.isPrompt(info.URL) {
-		return
-	}
-	w.known[info.TargetID] = true
-	w.opened = append(w.opened, info.TargetID)
-	w.openedAt[info.TargetID] = time.Now()
-	w.notify()
-}
-
-// notify must be called with w.mu held.
-func (w *promptWatch) notify() {
-	close(w.changed)
-	w.changed = make(chan struct{})
-}
-
-// count is how many prompts have opened so far.
-func (w *promptWatch) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.opened)
-}
-
-// await waits until cond holds.
-func (w *promptWatch) await(ctx context.Context, what string, cond func() bool) error {
+// waitFor evaluates expr until it holds; the evaluation fails while the
+// page changes, and the deadline bounds it.
+func (tb tab) waitFor(expr string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
 	for {
-		w.mu.Lock()
-		ok, changed := cond(), w.changed
-		w.mu.Unlock()
-		if ok {
-			return nil
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: %w", what, ctx.Err())
-		case <-changed:
+			tb.t.Fatalf("the page never got to %s (%v); last: %v", expr, ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
-// next waits for prompt number n (0-based) to open.
-func (w *promptWatch) next(ctx context.Context, n int) (target.ID, error) {
-	err := w.await(ctx, "no prompt opened", func() bool { return len(w.opened) > n })
-	if err != nil {
-		return "", err
+// goBack goes back in the tab's history and waits until the page with
+// field id shows again. The navigation starts after the evaluation has
+// answered: started within it, it can destroy the page's context before
+// the answer is sent ("Inspected target navigated or closed" on a loaded
+// machine).
+func (tb tab) goBack(id string) {
+	tb.t.Helper()
+	if _, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`setTimeout(() => history.back(), 0), true`)); err != nil {
+		tb.t.Fatalf("go back: %v", err)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.opened[n], nil
+	tb.waitFor(backAt(id))
 }
 
-// when is when the browser reported prompt id with its URL.
-func (w *promptWatch) when(id target.ID) time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.openedAt[id]
+// backAt is the test that the login page with field id is back.
+func backAt(id string) string {
+	return `location.pathname !== "/welcome" && document.readyState === "complete" && document.getElementById("` + id + `") !== null`
 }
 
-// waitClosed waits for prompt id to close.
-func (w *promptWatch) waitClosed(ctx context.Context, id target.ID) error {
-	return w.await(ctx, "the prompt stayed open", func() bool { return w.closed[id] })
+// frame attaches to the out-of-process iframe whose URL starts with
+// prefix (a frame from another site). A click into it goes through the
+// top-level page, as the browser routes a real one.
+func (tb tab) frame(prefix string) page {
+	tb.t.Helper()
+	info, err := browser.WaitTarget(tb.ctx, tb.bctx, "iframe", prefix)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	ctx, cancel := chromedp.NewContext(tb.bctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
+	tb.t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		tb.t.Fatalf("attach to the frame: %v", err)
+	}
+	return tab{t: tb.t, ctx: ctx, bctx: tb.bctx, input: tb.input}
 }
 
-// prompt is the prompt popup, as the human sees it.
-type prompt struct {
+// click clicks the left mouse button at (x, y) of the viewport.
+func (tb tab) click(x, y float64) {
+	tb.t.Helper()
+	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
+		if _, err := chromedp.Call(tb.input, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+			Type: typ, X: x, Y: y, Button: input.MouseButtonLeft, ClickCount: 1,
+		}); err != nil {
+			tb.t.Fatalf("click at %v,%v: %v", x, y, err)
+		}
+	}
+}
+
+// cdpPrompt is the prompt popup, driven over CDP.
+type cdpPrompt struct {
 	t   testing.TB
 	id  target.ID
 	ctx context.Context
@@ -340,39 +251,30 @@ type prompt struct {
 // once (autofocus applies at the next rendering), with its first field
 // focused (the value's; with a saved value, Approve or the store's
 // field). Cancelling the test's session leaves the window open.
-func (ch *chromium) awaitPrompt(t testing.TB, n int) *prompt {
+func (ch *chromium) awaitPrompt(t testing.TB, n int) prompt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ch.ctx, 30*time.Second)
 	defer cancel()
-	id, err := ch.prompts.next(ctx, n)
+	id, pctx, pcancel, err := ch.prompts.AttachCDP(ctx, ch.bctx, n, `document.readyState === "complete" &&
+		new Promise((r) => requestAnimationFrame(() => r(["value", "approve", "ask"].includes(document.activeElement?.id))))`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pctx, pcancel, err := browser.AttachTarget(ctx, ch.bctx, id)
-	if err != nil {
-		t.Fatalf("attach to the prompt: %v", err)
-	}
 	t.Cleanup(pcancel)
-	p := &prompt{t: t, id: id, ctx: pctx}
-	// The page may still be loading, so an evaluation can fail with its
-	// execution context gone: try again until the deadline.
-	for {
-		ready, err := chromedp.Run(pctx, chromedp.Evaluate[bool](`document.readyState === "complete" &&
-			new Promise((r) => requestAnimationFrame(() => r(["value", "approve", "ask"].includes(document.activeElement?.id))))`,
-			chromedp.EvalAwaitPromise))
-		if err == nil && ready {
-			return p
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the prompt never had its field focused (%v); last error: %v", ctx.Err(), err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return &cdpPrompt{t: t, id: target.ID(id), ctx: pctx}
 }
 
-// says reports whether the prompt's text holds each of texts.
-func (p *prompt) says(texts ...string) bool {
+// askCDP is ask, for the Chromium-only tests that reach into the prompt.
+func (ch *chromium) askCDP(t testing.TB, args ...string) (*agent, *cdpPrompt) {
+	t.Helper()
+	a, p := ask(t, ch, args...)
+	return a, p.(*cdpPrompt)
+}
+
+func (p *cdpPrompt) windowID() string { return string(p.id) }
+
+// says checks that the prompt's text holds each of texts.
+func (p *cdpPrompt) says(texts ...string) {
 	p.t.Helper()
 	body, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.body.innerText`))
 	if err != nil {
@@ -381,14 +283,13 @@ func (p *prompt) says(texts ...string) bool {
 	for _, s := range texts {
 		if !strings.Contains(body, s) {
 			p.t.Errorf("the prompt does not say %q; it says %q", s, body)
-			return false
+			return
 		}
 	}
-	return true
 }
 
 // typeSecret types the secret into the prompt's focused field, key by key.
-func (p *prompt) typeSecret(secret []byte) {
+func (p *cdpPrompt) typeSecret(secret []byte) {
 	p.t.Helper()
 	if err := chromedp.Do(p.ctx, chromedp.KeyEvent(string(secret))); err != nil {
 		p.t.Fatalf("type into the prompt failed")
@@ -396,7 +297,7 @@ func (p *prompt) typeSecret(secret []byte) {
 }
 
 // send types the secret and presses Enter, as the human would.
-func (p *prompt) send(secret []byte) {
+func (p *cdpPrompt) send(secret []byte) {
 	p.t.Helper()
 	p.typeSecret(secret)
 	p.enter()
@@ -405,7 +306,7 @@ func (p *prompt) send(secret []byte) {
 // enter presses Enter in the prompt. The form is sent on the key press,
 // and the host may close the window before the key is released: that
 // ends the key event with the target detached, which is no failure.
-func (p *prompt) enter() {
+func (p *cdpPrompt) enter() {
 	p.t.Helper()
 	err := chromedp.Do(p.ctx, chromedp.KeyEvent(kb.Enter))
 	if err != nil && !errors.Is(err, chromedp.ErrTargetDetached) {
@@ -414,14 +315,14 @@ func (p *prompt) enter() {
 }
 
 // clickCancel clicks the prompt's Cancel button with the mouse.
-func (p *prompt) clickCancel() {
+func (p *cdpPrompt) clickCancel() {
 	p.t.Helper()
 	p.click("cancel")
 }
 
 // click clicks the middle of the prompt's element with id with the mouse
 // (a button, a checkbox, a radio button).
-func (p *prompt) click(id string) {
+func (p *cdpPrompt) click(id string) {
 	p.t.Helper()
 	var r struct{ X, Y float64 }
 	raw, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`(() => {
@@ -431,5 +332,25 @@ func (p *prompt) click(id string) {
 	if err != nil || json.Unmarshal([]byte(raw), &r) != nil {
 		p.t.Fatalf("find the prompt's %s: %v", id, err)
 	}
-	click(p.t, p.ctx, r.X, r.Y)
+	tab{t: p.t, input: p.ctx}.click(r.X, r.Y)
+}
+
+// setPaused flips the pause switch in the extension's toolbar popup, as
+// the user would, and waits until the host has heard of it.
+func (ch *chromium) setPaused(t *testing.T, paused bool) {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(ch.bctx)
+	defer cancel() // closes the popup page
+	if err := chromedp.Do(ctx, chromedp.Navigate(manifest.ExtensionOrigin+"popup.html")); err != nil {
+		t.Fatalf("open the extension's popup: %v", err)
+	}
+	pop := tab{t: t, ctx: ctx}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("conn").className === "ok"`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("the popup does not show the host connected: %v", err)
+	}
+	if !pop.eval(fmt.Sprintf(`(s => { if (s.checked !== %t) s.click(); return true; })(document.getElementById("pause"))`, paused)) {
+		t.Fatal("flip the pause switch")
+	}
+	ch.awaitPaused(t, ch.ctx, paused)
 }

@@ -6,21 +6,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
-	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/tests/kit/browser"
 )
 
 // TestDrivableChromium: real Chromium with the real extension and host.
@@ -73,7 +70,7 @@ func TestDrivableChromium(t *testing.T) {
 	defer cancelAlloc()
 	other, cancelOther := chromedp.NewContext(allocCtx, chromedp.WithTargetID(tid), chromedp.WithDetachOnCancel())
 	defer cancelOther()
-	if _, err := chromedp.Call(other, page.Enable, page.EnableParams{}); err != nil {
+	if _, err := chromedp.Call(other, cdppage.Enable, cdppage.EnableParams{}); err != nil {
 		t.Fatalf("a second DevTools client attaches to the page: %v", err)
 	}
 	ch.awaitDrive(t, ctx, func(d fill.Drive) bool { return d.Driven && slices.ContainsFunc(d.Reasons, isAttached) },
@@ -94,13 +91,7 @@ func isAttached(r string) bool { return strings.HasPrefix(r, "a debugger is atta
 // setPrompt writes a policy that has prompts open as mode says.
 func (r *rig) setPrompt(t *testing.T, mode string) {
 	t.Helper()
-	path, err := dirs.PolicyFile(r.getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("prompt = \""+mode+"\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	r.writePolicy(t, "prompt = \""+mode+"\"\n")
 }
 
 // driveByCLI is the one browser's drive as `fillgate status --json` prints
@@ -147,15 +138,9 @@ func (r *rig) awaitDrive(t *testing.T, ctx context.Context, ok func(fill.Drive) 
 // (ok, warn), and that it says each of details.
 func (ch *chromium) doctorDrive(t *testing.T, status string, details ...string) {
 	t.Helper()
-	out, errOut, _ := ch.cli(t, ch.ctx, "doctor", "--json", "--browser", "chromium", "--user-data-dir", ch.browser.UserDataDir)
-	var rep struct {
-		Checks []struct{ Name, Status, Detail string } `json:"checks"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("fillgate doctor --json printed %s%s: %v", out, errOut, err)
-	}
+	checks, out := ch.doctor(t, ch.ctx, "--browser", "chromium", "--user-data-dir", ch.browser.UserDataDir)
 	name := fmt.Sprintf("prompts %d", ch.host.PID)
-	for _, c := range rep.Checks {
+	for _, c := range checks {
 		if c.Name != name {
 			continue
 		}
@@ -170,23 +155,4 @@ func (ch *chromium) doctorDrive(t *testing.T, status string, details ...string) 
 		return
 	}
 	t.Errorf("fillgate doctor has no %s check: %s", name, out)
-}
-
-// TestDrivableFirefox: real Firefox ESR with the real extension, loaded
-// over WebDriver BiDi as the rig does. The host says it can be driven for
-// its command line (--remote-debugging-port), its live
-// WebDriverBiDiServer.json, and navigator.webdriver, which Firefox shows
-// in the extension's background script while its Remote Agent runs.
-// Firefox has no chrome.debugger, and that alone is no reason.
-func TestDrivableFirefox(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
-	fx := startFirefox(t, ctx, browser.FirefoxOptions{})
-	defer fx.ff.Stop()
-	fx.setPrompt(t, "auto")
-	d := fx.driveByCLI(t, ctx, "auto")
-	if !d.Driven || len(d.Reasons) != 3 || d.Reasons[0] != "the browser was started with --remote-debugging-port (WebDriver BiDi)" ||
-		!strings.HasPrefix(d.Reasons[1], "a WebDriver BiDi endpoint is live on 127.0.0.1:") || !strings.HasSuffix(d.Reasons[1], " (WebDriverBiDiServer.json)") ||
-		d.Reasons[2] != "navigator.webdriver is on (automation)" {
-		t.Fatalf("fillgate status --json says drive %+v; want driven for the flag, the live endpoint and navigator.webdriver", d)
-	}
 }

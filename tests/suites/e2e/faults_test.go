@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
 // TestChromiumFaults: in real Chromium with the real extension and host,
@@ -35,14 +33,12 @@ import (
 func TestChromiumFaults(t *testing.T) {
 	ctx := testContext(t, 4*time.Minute)
 	ch := startChromium(t, ctx)
-	const svc = "127.0.0.1"
 
 	t.Run("the service worker is stopped mid-request", func(t *testing.T) {
 		lost := ch.secret(t)
-		tb := ch.open(t, ch.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc)
-		p := ch.awaitPrompt(t, n)
+		tb := ch.openTab(t, ch.origin1+"/password")
+		tb.focus(pw)
+		a, p := ask(t, ch, "--service", svc)
 		p.typeSecret(lost) // typed, not sent
 		old := ch.host.PID
 		if _, err := chromedp.Call(tb.ctx, serviceworker.Enable, cdp.Empty{}); err != nil {
@@ -52,35 +48,26 @@ func TestChromiumFaults(t *testing.T) {
 		if _, err := chromedp.Call(tb.ctx, serviceworker.StopAllWorkers, cdp.Empty{}); err != nil {
 			t.Fatalf("stop the service worker: %v", err)
 		}
-		res, code := a.result(t, ctx)
-		t.Logf("the agent got %s %v after the worker stopped", res.Status, time.Since(stopped).Round(time.Millisecond))
-		wantResult(t, res, code, fill.StatusFailed, svc, fill.FieldPassword, "the browser disconnected")
-		waitGone(t, ctx, old, "the host of the stopped worker")
-		if e := ch.lastAudit(t); e.Status != fill.StatusFailed || e.Detail != res.Detail {
-			t.Errorf("the audit log's last entry %+v does not match the result %+v", e, res)
-		}
-		scanAfter(t, ch, lost, a)
-		ch.untouched(t, tb)
+		ch.wentAway(t, a, lost, old, stopped, "the worker stopped")
+		untouched(t, tb)
 
 		// Anything the extension hears starts the worker again (here its
 		// popup asking for its state): it closes the dead prompt and
 		// connects to a new host.
 		ch.open(t, manifest.ExtensionOrigin+"popup.html")
 		ch.closed(t, p)
-		ch.host = ch.waitHostOf(t, ctx, ch.browser.Cmd.Process.Pid)
+		ch.host = ch.waitHostOf(t, ctx, ch.browserPID, 0)
 		if ch.host.PID == old {
 			t.Fatalf("the host of the stopped worker still answers")
 		}
 		base := ch.hostFigures(t)
 		secret := ch.secret(t)
-		tb = ch.open(t, ch.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
-		a, n = ch.request(t, "--service", svc, "--then", "none")
-		ch.awaitPrompt(t, n).send(secret)
-		res, code = a.result(t, ctx)
-		ch.check(t, secret, a, res)
+		again := loginFocused(t, ch)
+		a, p = ask(t, ch, "--service", svc, "--then", "none")
+		p.send(secret)
+		res, code := ch.outcome(t, secret, a)
 		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldPassword)
-		if !tb.holds(pwHolds, secret) {
+		if !again.holds(pwHolds, secret) {
 			t.Error("the fill after the worker came back: value differed")
 		}
 		ch.settled(t, base)
@@ -88,10 +75,8 @@ func TestChromiumFaults(t *testing.T) {
 
 	t.Run("the browser is killed", func(t *testing.T) {
 		lost := ch.secret(t)
-		tb := ch.open(t, ch.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc)
-		p := ch.awaitPrompt(t, n)
+		loginFocused(t, ch)
+		a, p := ask(t, ch, "--service", svc)
 		p.typeSecret(lost)
 		host := ch.host.PID
 		killed := time.Now()
@@ -106,42 +91,32 @@ func TestChromiumFaults(t *testing.T) {
 			t.Fatalf("kill the browser: %v", err)
 		}
 		<-ch.browser.Done()
-		res, code := a.result(t, ctx)
-		t.Logf("the agent got %s %v after the browser was killed", res.Status, time.Since(killed).Round(time.Millisecond))
-		wantResult(t, res, code, fill.StatusFailed, svc, fill.FieldPassword, "the browser disconnected")
-		waitGone(t, ctx, host, "the host of the killed browser")
-		if e := ch.lastAudit(t); e.Status != fill.StatusFailed || e.Detail != res.Detail {
-			t.Errorf("the audit log's last entry %+v does not match the result %+v", e, res)
-		}
+		ch.wentAway(t, a, lost, host, killed, "the browser was killed")
 		socks, _ := filepath.Glob(filepath.Join(ch.runDir, "hosts", "*.sock"))
 		if _, err := os.Lstat(filepath.Join(ch.runDir, "agent.sock")); err == nil || len(socks) != 0 {
 			t.Errorf("the host of the killed browser left sockets: agent.sock (%v), %v", err, socks)
 		}
-		scanAfter(t, ch, lost, a)
 	})
 
-	ch.finish(t)
+	finish(t, ch)
 }
 
-// scanAfter scans what the agent side of a request that ended in a fault
-// produced for secret: the agent's output, the host's log and the audit
-// log. (The host is gone, so its /proc is not there to scan; finish
-// scans every file the browser and fillgate wrote.)
-func scanAfter(t *testing.T, ch *chromium, secret []byte, a *agent) {
+// wentAway checks what the agent of request a got when the browser went
+// away at since (what says how): failed, saying the browser disconnected;
+// that the host hostPID exits; that the audit log's newest entry is that
+// outcome; and that the agent's output and fillgate's logs hold no trace
+// of secret. (The host is gone, so its /proc is not there to scan; finish
+// scans every file it and the browser wrote.)
+func (ch *chromium) wentAway(t *testing.T, a *agent, secret []byte, hostPID int, since time.Time, what string) {
 	t.Helper()
-	leakscan.Bytes(t, secret, "the agent's stdout (the result)", a.stdout.Bytes())
-	leakscan.Bytes(t, secret, "the agent's stderr", a.stderr.Bytes())
-	for _, name := range []string{"fillgate.log", "audit.jsonl"} {
-		data, err := os.ReadFile(filepath.Join(ch.stateDir, name))
-		if err != nil {
-			t.Errorf("read %s: %v", name, err)
-			continue
-		}
-		leakscan.Bytes(t, secret, name, data)
-		if strings.Contains(string(data), "DATA RACE") {
-			t.Errorf("%s reports a data race", name)
-		}
+	res, code := a.result(t, ch.ctx)
+	t.Logf("the agent got %s %v after %s", res.Status, time.Since(since).Round(time.Millisecond), what)
+	wantResult(t, res, code, fill.StatusFailed, svc, fill.FieldPassword, "the browser disconnected")
+	waitGone(t, ch.ctx, hostPID, "the host after "+what)
+	if e := ch.lastAudit(t); e.Status != fill.StatusFailed || e.Detail != res.Detail {
+		t.Errorf("the audit log's last entry %+v does not match the result %+v", e, res)
 	}
+	ch.scanAgentOutput(t, secret, a)
 }
 
 // hostFigures is what the current host runs and holds: its goroutines

@@ -8,22 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
-	"github.com/fillgate/fillgate/internal/audit"
-	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
-	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
 // firefox is one headless Firefox ESR with the extension that `fillgate
@@ -32,22 +28,15 @@ import (
 // $HOME/.mozilla/native-messaging-hosts, and the login pages on two
 // loopback origins. It is the Firefox counterpart of chromium.
 type firefox struct {
-	*rig
-	ctx     context.Context
+	*browserSession
 	ff      *browser.Firefox
 	profile string
-	origin1 string // http://127.0.0.1:port
-	origin2 string // http://127.0.0.2:port, another site
-	// lookalike is origin1's server under the name
-	// http://github.com.localhost:port, which Firefox, like Chromium,
-	// resolves to loopback itself.
-	lookalike string
-	host      agentsock.HostStatus // the host serving the extension now
+	// fission is whether Firefox isolates each site's documents in
+	// processes of their own (its default).
+	fission bool
 	// uuid is the moz-extension:// host Firefox gave the temporary add-on
 	// (random per install), for opening its popup page.
-	uuid    string
-	prompts *bidiPrompts
-	secrets [][]byte // every scenario's secret, for the final scan
+	uuid string
 }
 
 // startFirefox sets everything up in a new rig, starting Firefox with o
@@ -58,25 +47,18 @@ func startFirefox(t testing.TB, ctx context.Context, o browser.FirefoxOptions) *
 	t.Helper()
 	r := newRig(t)
 	r.install(t, ctx, filepath.Join(r.root, "home", ".mozilla", "native-messaging-hosts"), "--browser", "firefox")
-	fx := &firefox{rig: r, ctx: ctx, profile: filepath.Join(r.root, "profile")}
-	l1, o1 := listen(t, "127.0.0.1")
-	l2, o2 := listen(t, "127.0.0.2")
-	fx.origin1, fx.origin2 = o1, o2
-	fx.lookalike = strings.Replace(o1, "127.0.0.1", "github.com.localhost", 1)
-	startServer(t, l1, loginPages(o2))
-	startServer(t, l2, loginPages(o1))
-
+	fx := &firefox{browserSession: newSession(t, ctx, r), profile: filepath.Join(r.root, "profile"),
+		fission: !strings.Contains(o.Prefs, `user_pref("fission.autostart", false);`)}
 	if err := os.Mkdir(fx.profile, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	o.Profile, o.Env = fx.profile, r.env
 	fx.ff = browser.StartFirefox(t, ctx, o)
-	fx.prompts = watchFirefoxPrompts(t, ctx, fx.ff, func(url string) bool {
-		return strings.HasPrefix(url, "http://127.0.0.1:") && !strings.HasPrefix(url, o1+"/")
-	})
+	fx.browserPID = fx.ff.Cmd.Process.Pid
+	fx.prompts = promptwatch.BiDi(t, ctx, fx.ff, fx.isPrompt())
 	fx.installExtension(t)
 	fx.host = fx.nextHost(t, 0)
-	fx.doctor(t)
+	fx.doctorSees(t, ctx, fx.host.PID, "firefox", "--browser", "firefox")
 	return fx
 }
 
@@ -133,97 +115,46 @@ func (fx *firefox) addonUUID(t testing.TB) string {
 // and returns its status.
 func (fx *firefox) nextHost(t testing.TB, old int) agentsock.HostStatus {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(fx.ctx, 60*time.Second)
-	defer cancel()
-	pid := fx.ff.Cmd.Process.Pid
-	host := func() *agentsock.HostStatus {
-		for {
-			hs, err := agentsock.Status(ctx, fx.runDir)
-			for _, h := range hs {
-				if h.PID != old && h.Extension.Connected && descends(h.PID, pid) {
-					return &h
-				}
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("no new host of firefox (pid %d) with the extension connected (%v); last status %+v, %v", pid, ctx.Err(), hs, err)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
+	host := fx.waitHostOf(t, fx.ctx, fx.browserPID, old)
 	if host.Browser != "firefox" || host.BrowserName != "firefox" || host.Profile != fx.profile ||
 		host.Caller != manifest.FirefoxID || host.Extension.Paused || host.Extension.Instance == "" {
 		t.Fatalf("host status %+v; want firefox with profile %s, called by %s, not paused, with an instance id", host, fx.profile, manifest.FirefoxID)
 	}
-	fx.checkHostProcess(t, *host, pid)
-	return *host
+	fx.checkHostProcess(t, host, fx.browserPID)
+	return host
 }
 
-// doctor runs `fillgate doctor --json --browser firefox` as a person would
-// and checks that it sees the manifest and the running host with the
-// extension connected.
-func (fx *firefox) doctor(t testing.TB) {
-	t.Helper()
-	out, errOut, _ := fx.cli(t, fx.ctx, "doctor", "--json", "--browser", "firefox")
-	var rep struct {
-		Checks []struct{ Name, Status, Detail string } `json:"checks"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("fillgate doctor --json printed %s%s: %v", out, errOut, err)
-	}
-	want := map[string]bool{"firefox": false, fmt.Sprintf("host %d", fx.host.PID): false, "extension": false}
-	for _, c := range rep.Checks {
-		if _, ok := want[c.Name]; ok {
-			want[c.Name] = c.Status == "ok"
-		}
-	}
-	for name, ok := range want {
-		if !ok {
-			t.Errorf("fillgate doctor's %s check is not ok: %s", name, out)
-		}
-	}
-}
+func (fx *firefox) session() *browserSession { return fx.browserSession }
 
-// finish stops the browser (which flushes its profile), checks that the
-// host exited with it, and scans the browser's output and every file
-// under the temp root (the Firefox profile, HOME and the XDG dirs) for
-// every scenario's secret.
-func (fx *firefox) finish(t testing.TB) {
-	t.Helper()
+func (fx *firefox) stop() string {
 	fx.ff.Stop()
-	waitGone(t, fx.ctx, fx.host.PID, "the host")
-	for _, secret := range fx.secrets {
-		leakscan.Bytes(t, secret, "the browser's output", []byte(fx.ff.Output()))
-		if n := leakscan.Dirs(t, secret, fx.root); n < 20 {
-			t.Errorf("the leak scan read only %d files under %s", n, fx.root)
-		}
-		clear(secret)
-	}
+	return fx.ff.Output()
 }
 
-// secret makes the random secret of one scenario; finish scans for it.
-func (fx *firefox) secret(t testing.TB) []byte {
-	s := leakscan.NewSecret(t)
-	fx.secrets = append(fx.secrets, s)
-	return s
-}
-
-// codeSecret is a random one-time code of n letters and digits, the
-// secret of one scenario.
-func (fx *firefox) codeSecret(t *testing.T, n int) []byte {
+// pageURLs lists the URLs of Firefox's top-level browsing contexts.
+func (fx *firefox) pageURLs(t testing.TB) []string {
 	t.Helper()
-	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
-	s := make([]byte, n)
-	for i := range s {
-		s[i] = alphabet[randIndex(t, len(alphabet))]
+	var urls []string
+	for _, c := range contexts(t, fx.ctx, fx.ff) {
+		urls = append(urls, c.URL)
 	}
-	fx.secrets = append(fx.secrets, s)
-	return s
+	return urls
+}
+
+// closeWindow closes the browsing context id.
+func (fx *firefox) closeWindow(t testing.TB, id string) {
+	t.Helper()
+	if err := fx.ff.Call(fx.ctx, "browsingContext.close", map[string]any{"context": id}, nil); err != nil {
+		t.Fatalf("close the window: %v", err)
+	}
 }
 
 // open opens url in a new tab in front of the browser window and waits
 // for it to load; the tab closes when the test ends.
-func (fx *firefox) open(t testing.TB, url string) bidiTab {
+func (fx *firefox) open(t testing.TB, url string) page { return fx.openTab(t, url) }
+
+// openTab is open, for the Firefox-only tests that reach into the tab.
+func (fx *firefox) openTab(t testing.TB, url string) bidiTab {
 	t.Helper()
 	var created struct {
 		Context string `json:"context"`
@@ -243,82 +174,41 @@ func (fx *firefox) open(t testing.TB, url string) bidiTab {
 	return tb
 }
 
-// request runs `fillgate fill --json` with args as the agent. It returns
-// the run and how many prompts had opened before it, for awaitPrompt and
-// noPrompt.
-func (fx *firefox) request(t testing.TB, args ...string) (*agent, int) {
-	t.Helper()
-	n := fx.prompts.count()
-	return fx.fill(t, fx.ctx, args...), n
-}
-
 // awaitPrompt waits for prompt number n to open and load, and puts the
 // focus into its field: Firefox never reports focus in headless mode, so
 // autofocus may not apply, and the human clicks into the field.
-func (fx *firefox) awaitPrompt(t testing.TB, n int) bidiTab {
+func (fx *firefox) awaitPrompt(t testing.TB, n int) prompt {
+	return awaitBiDiPrompt(t, fx.ctx, fx.ff, fx.prompts, n)
+}
+
+// awaitBiDiPrompt is awaitPrompt in Firefox ff whose prompts w watches.
+func awaitBiDiPrompt(t testing.TB, ctx context.Context, ff *browser.Firefox, w *promptwatch.Watch, n int) *bidiPrompt {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(fx.ctx, 30*time.Second)
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	id, err := fx.prompts.next(ctx, n)
+	id, err := w.Next(wait, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fx.prompts.waitLoaded(ctx, id); err != nil {
+	if err := w.WaitLoaded(wait, id); err != nil {
 		t.Fatal(err)
 	}
-	p := bidiTab{t: t, ctx: fx.ctx, ff: fx.ff, id: id}
+	p := &bidiPrompt{bidiTab{t: t, ctx: ctx, ff: ff, id: id}}
 	if !p.call(`function () { const f = document.getElementById("value"); f.focus(); return document.activeElement === f; }`) {
 		t.Fatal("could not focus the prompt's field")
 	}
 	return p
 }
 
-// check runs the checks every scenario shares: the agent side holds no
-// trace of the secret (nor does any of the browser's processes' command
-// line or environment), the host is the one serving since the last
-// restart the scenarios made, and the audit log's newest entry is this
-// request's outcome.
-func (fx *firefox) check(t *testing.T, secret []byte, a *agent, res fill.Result) {
-	t.Helper()
-	st := fx.hostStatus(t, fx.ctx)
-	if st.PID != fx.host.PID {
-		t.Errorf("the host restarted: pid %d, was %d", st.PID, fx.host.PID)
-	}
-	fx.scan(t, secret, a, st.PID)
-	fx.audited(t, res)
-}
+// bidiPrompt is the prompt popup, driven over WebDriver BiDi.
+type bidiPrompt struct{ bidiTab }
 
-// scan looks for the secret in everything the agent side of one request
-// produced (rig.scanAgentSide; the host's process only while it runs:
-// hostPID not 0) and in the command line and environment of every
-// process of the browser.
-func (fx *firefox) scan(t *testing.T, secret []byte, a *agent, hostPID int) {
-	t.Helper()
-	if hostPID != 0 {
-		fx.scanAgentSide(t, secret, a, hostPID, fx.ff.Cmd.Process.Pid)
-	} else {
-		leakscan.Bytes(t, secret, "the agent's stdout (the result)", a.stdout.Bytes())
-		leakscan.Bytes(t, secret, "the agent's stderr", a.stderr.Bytes())
-		for _, name := range []string{"fillgate.log", audit.FileName} {
-			data, err := os.ReadFile(filepath.Join(fx.stateDir, name))
-			if err != nil {
-				t.Errorf("read %s: %v", name, err)
-			}
-			leakscan.Bytes(t, secret, name, data)
-		}
-		leakscan.Process(t, secret, os.Getpid())
-	}
-	for _, p := range descendants(fx.ff.Cmd.Process.Pid) {
-		leakscan.Process(t, secret, p)
-	}
-}
+func (p *bidiPrompt) windowID() string { return p.id }
 
-// audited checks that the audit log's newest entry is res's outcome.
-func (fx *firefox) audited(t *testing.T, res fill.Result) {
-	t.Helper()
-	if e := fx.lastAudit(t); e.Status != res.Status || e.Service != res.Service || e.Origin != res.Origin || e.Detail != res.Detail {
-		t.Errorf("the audit log's last entry %+v does not match the result %+v", e, res)
-	}
+// enter presses Enter in the prompt.
+func (p *bidiPrompt) enter() {
+	p.t.Helper()
+	p.typeKeys(enterKey)
 }
 
 // isolatedProcesses counts the browser's "Isolated Web Content"
@@ -327,7 +217,7 @@ func (fx *firefox) audited(t *testing.T, res fill.Result) {
 // processes.
 func (fx *firefox) isolatedProcesses() int {
 	n := 0
-	for _, p := range descendants(fx.ff.Cmd.Process.Pid) {
+	for _, p := range descendants(fx.browserPID) {
 		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/comm")
 		if strings.TrimSpace(string(comm)) == "Isolated Web Co" { // the name is cut at 15 bytes
 			n++
@@ -336,58 +226,13 @@ func (fx *firefox) isolatedProcesses() int {
 	return n
 }
 
-// descendants lists the processes that descend from pid (Firefox's
-// content, GPU and socket processes, and the native hosts) and pid itself.
-func descendants(pid int) []int {
-	out := []int{pid}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if p, err := strconv.Atoi(e.Name()); err == nil && descends(p, pid) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// refusedAtOnce opens url, focuses the element focus evaluates to, asks
-// for a password for service, and expects a refusal whose detail holds
-// detail, with no prompt and nothing typed into the page. It returns the
-// result.
-func (fx *firefox) refusedAtOnce(t *testing.T, url, focus, service, detail string) fill.Result {
+// wantIsolation checks that the frames run as fx.fission says: with
+// Fission, the page and its cross-site frame in isolated processes of
+// their own; without it, in none.
+func (fx *firefox) wantIsolation(t *testing.T) {
 	t.Helper()
-	secret := fx.secret(t)
-	tb := fx.open(t, url)
-	tb.focus(focus)
-	a, n := fx.request(t, "--service", service)
-	res, code := a.result(t, fx.ctx)
-	fx.check(t, secret, a, res)
-	wantResult(t, res, code, fill.StatusRefused, service, fill.FieldPassword, detail)
-	fx.noPrompt(t, n)
-	tb.untouched()
-	return res
-}
-
-// closed checks that the prompt window is gone once the request ended.
-func (fx *firefox) closed(t *testing.T, p bidiTab) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(fx.ctx, 10*time.Second)
-	defer cancel()
-	if err := fx.prompts.waitClosed(ctx, p.id); err != nil {
-		t.Error(err)
-	}
-}
-
-// noPrompt checks that no prompt opened since there were n, neither in
-// the browsing-context events so far nor among the open contexts.
-func (fx *firefox) noPrompt(t *testing.T, n int) {
-	t.Helper()
-	for _, c := range contexts(t, fx.ctx, fx.ff) {
-		if fx.prompts.isPrompt(c.URL) {
-			t.Errorf("a prompt is open: %s", c.URL)
-		}
-	}
-	if got := fx.prompts.count(); got != n {
-		t.Errorf("%d prompt(s) opened; want none", got-n)
+	if n := fx.isolatedProcesses(); fx.fission != (n >= 2) || !fx.fission && n != 0 {
+		t.Fatalf("%d isolated web content processes; want Fission %v", n, fx.fission)
 	}
 }
 
@@ -396,7 +241,7 @@ func (fx *firefox) noPrompt(t *testing.T, n int) {
 // a tab. It waits until the host has heard of it.
 func (fx *firefox) setPaused(t *testing.T, paused bool) {
 	t.Helper()
-	pop := fx.open(t, "moz-extension://"+fx.uuid+"/popup.html")
+	pop := fx.openTab(t, "moz-extension://"+fx.uuid+"/popup.html")
 	defer func() {
 		if err := fx.ff.Call(fx.ctx, "browsingContext.close", map[string]any{"context": pop.id}, nil); err != nil {
 			t.Errorf("close the popup page: %v", err)
@@ -418,158 +263,7 @@ func (fx *firefox) setPaused(t *testing.T, paused bool) {
 	}`, strconv.FormatBool(paused)) {
 		t.Fatal("flip the pause switch")
 	}
-	deadline, stop := context.WithTimeout(fx.ctx, 10*time.Second)
-	defer stop()
-	for fx.hostStatus(t, deadline).Extension.Paused != paused {
-		select {
-		case <-deadline.Done():
-			t.Fatalf("the host never heard that fills are paused=%v", paused)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// bidiPrompts records every prompt window the browser opens (a top-level
-// browsing context that navigates to a 127.0.0.1 origin that is not a
-// login page), from the browser's browsingContext events, and which of
-// them loaded and closed.
-type bidiPrompts struct {
-	mu       sync.Mutex
-	isPrompt func(url string) bool
-	top      map[string]bool // top-level contexts, from their creation
-	opened   []string
-	known    map[string]bool
-	origins  map[string]string
-	openedAt map[string]time.Time // when the browser reported its URL
-	loaded   map[string]bool
-	closed   map[string]bool
-	changed  chan struct{} // closed and replaced on every change
-}
-
-// watchFirefoxPrompts subscribes to the browser's browsing-context events
-// and records the prompts among them.
-func watchFirefoxPrompts(t testing.TB, ctx context.Context, ff *browser.Firefox, isPrompt func(string) bool) *bidiPrompts {
-	t.Helper()
-	w := &bidiPrompts{isPrompt: isPrompt, top: map[string]bool{}, known: map[string]bool{}, origins: map[string]string{},
-		openedAt: map[string]time.Time{}, loaded: map[string]bool{}, closed: map[string]bool{}, changed: make(chan struct{})}
-	ff.Listen(w.event)
-	if err := ff.Subscribe(ctx, "browsingContext.contextCreated", "browsingContext.contextDestroyed",
-		"browsingContext.navigationStarted", "browsingContext.load"); err != nil {
-		t.Fatalf("subscribe to the browser's browsing contexts: %v", err)
-	}
-	return w
-}
-
-func (w *bidiPrompts) event(e browser.Event) {
-	var p struct {
-		Context string           `json:"context"`
-		URL     string           `json:"url"`
-		Parent  *json.RawMessage `json:"parent"`
-	}
-	if json.Unmarshal(e.Params, &p) != nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch e.Method {
-	case "browsingContext.contextCreated":
-		if p.Parent == nil || string(*p.Parent) == "null" {
-			w.top[p.Context] = true
-			w.saw(p.Context, p.URL)
-		}
-	case "browsingContext.navigationStarted":
-		w.saw(p.Context, p.URL)
-	case "browsingContext.load":
-		w.saw(p.Context, p.URL)
-		if w.known[p.Context] && w.isPrompt(p.URL) {
-			w.loaded[p.Context] = true
-			w.notify()
-		}
-	case "browsingContext.contextDestroyed":
-		if w.known[p.Context] {
-			w.closed[p.Context] = true
-			w.notify()
-		}
-	}
-}
-
-// saw must be called with w.mu held.
-func (w *bidiPrompts) saw(id, url string) {
-	if !w.top[id] || w.known[id] || !w.isPrompt(url) {
-		return
-	}
-	w.known[id] = true
-	w.openedAt[id] = time.Now()
-	if u, err := neturl.Parse(url); err == nil {
-		w.origins[id] = u.Scheme + "://" + u.Host
-	}
-	w.opened = append(w.opened, id)
-	w.notify()
-}
-
-// notify must be called with w.mu held.
-func (w *bidiPrompts) notify() {
-	close(w.changed)
-	w.changed = make(chan struct{})
-}
-
-// count is how many prompts have opened so far.
-func (w *bidiPrompts) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.opened)
-}
-
-// await waits until cond holds.
-func (w *bidiPrompts) await(ctx context.Context, what string, cond func() bool) error {
-	for {
-		w.mu.Lock()
-		ok, changed := cond(), w.changed
-		w.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w", what, ctx.Err())
-		case <-changed:
-		}
-	}
-}
-
-// next waits for prompt number n (0-based) to open.
-func (w *bidiPrompts) next(ctx context.Context, n int) (string, error) {
-	if err := w.await(ctx, "no prompt opened", func() bool { return len(w.opened) > n }); err != nil {
-		return "", err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.opened[n], nil
-}
-
-// waitLoaded waits for prompt id's page to load.
-func (w *bidiPrompts) waitLoaded(ctx context.Context, id string) error {
-	return w.await(ctx, "the prompt never loaded", func() bool { return w.loaded[id] || w.closed[id] })
-}
-
-// waitClosed waits for prompt id to close.
-func (w *bidiPrompts) waitClosed(ctx context.Context, id string) error {
-	return w.await(ctx, "the prompt stayed open", func() bool { return w.closed[id] })
-}
-
-// when is when the browser reported prompt id with its URL.
-func (w *bidiPrompts) when(id string) time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.openedAt[id]
-}
-
-// origin is the origin of prompt id (http://127.0.0.1:port), as the
-// browser reported its URL: never the URL itself, which holds its nonce.
-func (w *bidiPrompts) origin(id string) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.origins[id]
+	fx.awaitPaused(t, fx.ctx, paused)
 }
 
 // bidiContext is a browsing context in browsingContext.getTree.
@@ -671,15 +365,6 @@ func (b bidiTab) holds(fn string, secret []byte) bool {
 	return b.call(fn, string(secret))
 }
 
-// untouched checks that the page saw no input, change or submit event and
-// that all its inputs are empty.
-func (b bidiTab) untouched() {
-	b.t.Helper()
-	if !b.eval(untouched) {
-		b.t.Errorf("the page saw input or holds a value")
-	}
-}
-
 // focus focuses the element expr evaluates to, as a click into it would.
 func (b bidiTab) focus(expr string) {
 	b.t.Helper()
@@ -711,11 +396,12 @@ func (b bidiTab) says(texts ...string) {
 	}
 }
 
-// fitsPopup checks that the prompt is a popup window of the size the
+// looksRight checks that the prompt is a popup window of the size the
 // extension asks for (sw.js) and that the person sees its field and its
 // buttons (Send and Cancel) without scrolling.
-func (b bidiTab) fitsPopup() {
-	b.t.Helper()
+func (p *bidiPrompt) looksRight(t testing.TB) {
+	t.Helper()
+	b := p.bidiTab
 	v, err := b.run(`function () {
 		const seen = (el) => { const r = el.getBoundingClientRect();
 			return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; };
@@ -739,7 +425,7 @@ func (b bidiTab) fitsPopup() {
 // frame returns the child browsing context (of any depth) whose URL
 // starts with prefix: a frame from the same or another site, in this
 // process or another.
-func (b bidiTab) frame(prefix string) bidiTab {
+func (b bidiTab) frame(prefix string) page {
 	b.t.Helper()
 	var tree struct {
 		Contexts []bidiContext `json:"contexts"`
@@ -834,6 +520,22 @@ func (b bidiTab) send(secret []byte) {
 // enterKey is WebDriver's Enter key.
 const enterKey = "\uE007"
 
+// waitFor evaluates expr in the page until it holds.
+func (b bidiTab) waitFor(expr string) {
+	b.t.Helper()
+	b.await("function () { return (" + expr + "); }")
+}
+
+// goBack goes back in the tab's history, as the person pressing Back
+// would, and waits until the page with field id shows again.
+func (b bidiTab) goBack(id string) {
+	b.t.Helper()
+	if err := b.ff.Call(b.ctx, "browsingContext.traverseHistory", map[string]any{"context": b.id, "delta": -1}, nil); err != nil {
+		b.t.Fatalf("go back: %v", err)
+	}
+	b.waitFor(backAt(id))
+}
+
 // await calls fn (no arguments) in the page until it returns true; the
 // page may be loading, so a failed call is tried again until the deadline.
 func (b bidiTab) await(fn string) {
@@ -849,60 +551,6 @@ func (b bidiTab) await(fn string) {
 		case <-ctx.Done():
 			b.t.Fatalf("the page never got there (%v); last: %v", ctx.Err(), err)
 		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// awaitFirefoxPrompt waits for the prompt window (a top-level context on a
-// 127.0.0.1 origin that is not the login page's) and for its field to have
-// focus.
-func awaitFirefoxPrompt(t testing.TB, ctx context.Context, ff *browser.Firefox, login string) bidiTab {
-	t.Helper()
-	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for {
-		for _, c := range contexts(t, wait, ff) {
-			if strings.HasPrefix(c.URL, "http://127.0.0.1:") && !strings.HasPrefix(c.URL, login+"/") {
-				p := bidiTab{t: t, ctx: ctx, ff: ff, id: c.Context}
-				// Firefox never reports focus in headless mode, so autofocus
-				// may not apply: the human clicks into the field.
-				ok, _ := p.try(`function () {
-					if (document.readyState !== "complete") return false;
-					const f = document.getElementById("value");
-					f.focus();
-					return document.activeElement === f;
-				}`)
-				if ok {
-					return p
-				}
-			}
-		}
-		select {
-		case <-wait.Done():
-			t.Fatalf("no prompt window with its field focused: %v", wait.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// waitContextGone waits until browsing context id has closed.
-func waitContextGone(t testing.TB, ctx context.Context, ff *browser.Firefox, id string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	for {
-		open := false
-		for _, c := range contexts(t, ctx, ff) {
-			open = open || c.Context == id
-		}
-		if !open {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Errorf("the prompt window stayed open")
-			return
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"testing"
-	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
 )
@@ -16,21 +15,18 @@ const urlClean = `function (v) {
 	return !h.includes(v) && !h.includes(encodeURIComponent(v)) && !fg.holds(v) && fg.left("pw");
 }`
 
-// TestChromiumFormMethod fills forms that would put the value in their URL
-// through the real extension and host, as an agent would with `fillgate
-// fill`: a method=get form and a formmethod=get submit button are refused
-// before anything is asked, the service receives nothing and the page's
-// URL never holds the value; a form that names no method, on a page whose
+// formMethod fills forms that would put the value in their URL through
+// the real extension and host, as an agent would with `fillgate fill`: a
+// method=get form and a formmethod=get submit button are refused before
+// anything is asked, the service receives nothing and the page's URL
+// never holds the value; a form that names no method, on a page whose
 // script does not take its submit, is not submitted with GET after the
 // person answered; a method=dialog submit is no submit; and a form that
-// names no method but logs in with fetch still works. finish scans the
-// profile (History included) and every file for each secret.
-func TestChromiumFormMethod(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
-	ch := startChromium(t, ctx)
+// names no method but logs in with fetch still works. TestChromium's
+// finish scans the profile (History included) and every file for each
+// secret.
+func formMethod(t *testing.T, ch *chromium) {
 	login, _ := loginSite(t)
-	const svc = "127.0.0.3" // the prompt is on 127.0.0.1
-	pw := `document.getElementById("pw")`
 
 	for _, c := range []struct{ name, path, detail string }{
 		{"method=get", "/get-form", "The form around the focused field on " + login.URL + " would put the value in its URL (method=get"},
@@ -41,15 +37,14 @@ func TestChromiumFormMethod(t *testing.T) {
 			before := login.Requests("/classic/login")
 			tb := ch.open(t, login.URL+c.path)
 			tb.focus(pw)
-			a, n := ch.request(t, "--service", svc)
-			res, code := a.result(t, ctx)
-			ch.check(t, secret, a, res)
-			wantResult(t, res, code, fill.StatusRefused, svc, fill.FieldPassword, c.detail, "nothing was asked")
+			a, n := ch.request(t, "--service", loginSvc)
+			res, code := ch.outcome(t, secret, a)
+			wantResult(t, res, code, fill.StatusRefused, loginSvc, fill.FieldPassword, c.detail, "nothing was asked")
 			if res.Submitted != nil || res.Navigated != nil {
 				t.Errorf("a refusal says submitted/navigated: %+v", res)
 			}
-			ch.noPrompt(t, n)
-			ch.untouched(t, tb)
+			noPrompt(t, ch, n)
+			untouched(t, tb)
 			if login.Requests("/classic/login") != before || login.Carrying(secret) != 0 {
 				t.Error("something was sent to the form's action")
 			}
@@ -61,15 +56,13 @@ func TestChromiumFormMethod(t *testing.T) {
 
 	// fillPage opens path, focuses the password field, asks with --then
 	// submit and answers the prompt with secret.
-	fillPage := func(t *testing.T, path string, secret []byte) (tab, fill.Result, int) {
+	fillPage := func(t *testing.T, path string, secret []byte) (page, fill.Result, int) {
 		t.Helper()
 		tb := ch.open(t, login.URL+path)
 		tb.focus(pw)
-		a, n := ch.request(t, "--service", svc, "--then", "submit")
-		p := ch.awaitPrompt(t, n)
+		a, p := ask(t, ch, "--service", loginSvc, "--then", "submit")
 		p.send(secret)
-		res, code := a.result(t, ctx)
-		ch.check(t, secret, a, res)
+		res, code := ch.outcome(t, secret, a)
 		ch.closed(t, p)
 		return tb, res, code
 	}
@@ -79,7 +72,7 @@ func TestChromiumFormMethod(t *testing.T) {
 		login.SetRight(secret)
 		before := login.Requests("/classic/login")
 		tb, res, code := fillPage(t, "/no-method", secret)
-		wantResult(t, res, code, fill.StatusFailed, svc, fill.FieldPassword, "fillgate cleared the field")
+		wantResult(t, res, code, fill.StatusFailed, loginSvc, fill.FieldPassword, "fillgate cleared the field")
 		wantSubmit(t, res, false, false)
 		if login.Carrying(secret) != 0 || login.Requests("/classic/login") != before {
 			t.Error("the form was submitted")
@@ -95,7 +88,7 @@ func TestChromiumFormMethod(t *testing.T) {
 	t.Run("method=dialog is no submit", func(t *testing.T) {
 		secret := ch.secret(t)
 		tb, res, code := fillPage(t, "/dialog", secret)
-		wantResult(t, res, code, fill.StatusFailed, svc, fill.FieldPassword, "fillgate cleared the field")
+		wantResult(t, res, code, fill.StatusFailed, loginSvc, fill.FieldPassword, "fillgate cleared the field")
 		wantSubmit(t, res, false, false)
 		if !tb.eval(`closedWith() === "signin"`) {
 			t.Error("the dialog did not close with its button's value")
@@ -109,12 +102,10 @@ func TestChromiumFormMethod(t *testing.T) {
 		secret := ch.secret(t)
 		login.SetRight(secret)
 		tb, res, code := fillPage(t, "/formdata-login", secret)
-		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldPassword, "the form was submitted")
-		waitWelcome(t, tb)
+		wantResult(t, res, code, fill.StatusOK, loginSvc, fill.FieldPassword, "the form was submitted")
+		waitWelcome(tb)
 		if login.Logins("/api/login", secret) != 1 || login.Carrying(secret) != 1 {
 			t.Fatalf("the service got the value %d times; want once", login.Carrying(secret))
 		}
 	})
-
-	ch.finish(t)
 }

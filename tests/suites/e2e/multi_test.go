@@ -16,6 +16,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
 // TestSeveralBrowsers runs two headless Chromium profiles, each with the
@@ -54,9 +55,9 @@ func TestSeveralBrowsers(t *testing.T) {
 
 	// `fillgate status` lists both, each with its active tab.
 	pw1 := one.open(t, o1+"/password")
-	pw1.focus(`document.getElementById("pw")`)
+	pw1.focus(pw)
 	pw2 := two.open(t, o2+"/password")
-	pw2.focus(`document.getElementById("pw")`)
+	pw2.focus(pw)
 	out, errOut, code := r.cli(t, ctx, "status", "--json")
 	var listed []agentsock.HostStatus
 	if code != 0 || json.Unmarshal(out, &listed) != nil || len(listed) != 2 {
@@ -74,15 +75,14 @@ func TestSeveralBrowsers(t *testing.T) {
 
 	t.Run("the browser with the login field", func(t *testing.T) {
 		secret := two.secret(t)
-		a, n := two.request(t, "--service", "127.0.0.2")
-		p := two.awaitPrompt(t, n)
-		if one.prompts.count() != 0 {
+		a, p := ask(t, two, "--service", "127.0.0.2")
+		if one.prompts.Count() != 0 {
 			t.Error("the other browser showed a prompt too")
 		}
 		p.send(secret)
 		res, code := a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusOK, "127.0.0.2", fill.FieldPassword)
-		if res.Origin != o2 || !pw2.eval(`fg.trustedInput("pw")`) || !pw1.eval(untouched) {
+		if res.Origin != o2 || !pw2.eval(`fg.trustedInput("pw")`) || !pw1.eval(untouchedExpr) {
 			t.Errorf("result %+v; want the value typed into the second browser's page only", res)
 		}
 		r.scanAgentSide(t, secret, a, two.host.PID, two.browser.Cmd.Process.Pid)
@@ -101,28 +101,28 @@ func TestSeveralBrowsers(t *testing.T) {
 
 	// Both browsers now show the second site's login field.
 	both := one.open(t, o2+"/password")
-	both.focus(`document.getElementById("pw")`)
+	both.focus(pw)
 	t.Run("ambiguous", func(t *testing.T) {
-		n1, n2 := one.prompts.count(), two.prompts.count()
+		n1, n2 := one.prompts.Count(), two.prompts.Count()
 		a := r.fill(t, ctx, "--service", "127.0.0.2")
 		res, code := a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusRefused, "127.0.0.2", fill.FieldPassword,
 			"more than one connected browser has a focused password field for 127.0.0.2",
 			"profile "+one.browser.UserDataDir, "profile "+two.browser.UserDataDir, "--browser or --profile")
-		if one.prompts.count() != n1 || two.prompts.count() != n2 || !both.eval(untouched) {
+		if one.prompts.Count() != n1 || two.prompts.Count() != n2 || !both.eval(untouchedExpr) {
 			t.Error("an ambiguous request asked or typed")
 		}
 	})
 
 	t.Run("ambiguous, profile named", func(t *testing.T) {
 		secret := two.secret(t)
-		n1, n2 := one.prompts.count(), two.prompts.count()
+		n1, n2 := one.prompts.Count(), two.prompts.Count()
 		a := r.fill(t, ctx, "--service", "127.0.0.2", "--profile", "two")
 		p := two.awaitPrompt(t, n2)
 		p.send(secret)
 		res, code := a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusOK, "127.0.0.2", fill.FieldPassword)
-		if one.prompts.count() != n1 || !both.eval(untouched) {
+		if one.prompts.Count() != n1 || !both.eval(untouchedExpr) {
 			t.Error("the value did not reach the named profile's page alone")
 		}
 		r.scanAgentSide(t, secret, a, two.host.PID, two.browser.Cmd.Process.Pid)
@@ -140,8 +140,8 @@ func TestSeveralBrowsers(t *testing.T) {
 		// The survivor's own 127.0.0.1 site; the other browser's active tab
 		// shows 127.0.0.2.
 		target := survivor.open(t, survivor.origin1+"/password")
-		target.focus(`document.getElementById("pw")`)
-		n := survivor.prompts.count()
+		target.focus(pw)
+		n := survivor.prompts.Count()
 		a := r.fill(t, ctx, "--service", "127.0.0.1")
 		p := survivor.awaitPrompt(t, n)
 		if err := syscall.Kill(owner.PID, syscall.SIGKILL); err != nil {
@@ -152,7 +152,7 @@ func TestSeveralBrowsers(t *testing.T) {
 			t.Errorf("with its host killed the agent got %+v (exit %d); want failed, naming the host", res, code)
 		}
 		survivor.closed(t, p)
-		if !target.eval(untouched) {
+		if !target.eval(untouchedExpr) {
 			t.Error("something was typed after the routing host died")
 		}
 
@@ -172,7 +172,7 @@ func TestSeveralBrowsers(t *testing.T) {
 			}
 		}
 		secret := survivor.secret(t)
-		n = survivor.prompts.count()
+		n = survivor.prompts.Count()
 		a = r.fill(t, ctx, "--service", "127.0.0.1", "--browser", "chromium", "--profile", survivor.host.Extension.Instance)
 		p = survivor.awaitPrompt(t, n)
 		p.send(secret)
@@ -181,8 +181,8 @@ func TestSeveralBrowsers(t *testing.T) {
 		r.scanAgentSide(t, secret, a, survivor.host.PID, survivor.browser.Cmd.Process.Pid)
 	})
 
-	one.finish(t)
-	two.finish(t)
+	finish(t, one)
+	finish(t, two)
 }
 
 // TestChromiumAndFirefox runs both families at once, each with its host:
@@ -197,12 +197,15 @@ func TestChromiumAndFirefox(t *testing.T) {
 		t.Fatal(err)
 	}
 	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{Profile: profile, Env: r.env})
+	// Every page on 127.0.0.1 in Firefox is a prompt: its login page is on
+	// 127.0.0.2.
+	ffPrompts := promptwatch.BiDi(t, ctx, ff, promptwatch.OnLoopbackBut(ch.origin2))
 	if err := ff.Call(ctx, "webExtension.install", map[string]any{
 		"extensionData": map[string]string{"type": "path", "path": r.extensionDir},
 	}, nil); err != nil {
 		t.Fatalf("install the extension as a temporary add-on: %v", err)
 	}
-	ffHost := r.waitHostOf(t, ctx, ff.Cmd.Process.Pid)
+	ffHost := r.waitHostOf(t, ctx, ff.Cmd.Process.Pid, 0)
 	if ffHost.Browser != "firefox" || ffHost.BrowserName != "firefox" {
 		t.Fatalf("firefox's host says %+v", ffHost)
 	}
@@ -218,28 +221,31 @@ func TestChromiumAndFirefox(t *testing.T) {
 	if !login.call(`function () { const f = document.getElementById("pw"); f.focus(); return document.activeElement === f; }`) {
 		t.Fatal("could not focus the password field")
 	}
-	pw := ch.open(t, ch.origin1+"/password")
-	pw.focus(`document.getElementById("pw")`)
+	chTab := ch.open(t, ch.origin1+"/password")
+	chTab.focus(pw)
 
 	secret := ch.secret(t)
 	a := r.fill(t, ctx, "--service", "127.0.0.2")
-	p := awaitFirefoxPrompt(t, ctx, ff, ch.origin2)
+	p := awaitBiDiPrompt(t, ctx, ff, ffPrompts, 0)
 	p.send(secret)
 	res, code := a.result(t, ctx)
 	wantResult(t, res, code, fill.StatusOK, "127.0.0.2", fill.FieldPassword)
-	if !login.call(`function () { return fg.trustedInput("pw"); }`) || !pw.eval(untouched) || ch.prompts.count() != 0 {
+	if !login.call(`function () { return fg.trustedInput("pw"); }`) || !chTab.eval(untouchedExpr) || ch.prompts.Count() != 0 {
 		t.Error("the value did not reach Firefox's page alone")
 	}
 	r.scanAgentSide(t, secret, a, ffHost.PID, ff.Cmd.Process.Pid)
-	waitContextGone(t, ctx, ff, p.id)
+	closing, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := ffPrompts.WaitClosed(closing, p.id); err != nil {
+		t.Error(err)
+	}
 
 	secret = ch.secret(t)
-	a, n := ch.request(t, "--service", "127.0.0.1")
-	cp := ch.awaitPrompt(t, n)
+	a, cp := ask(t, ch, "--service", "127.0.0.1")
 	cp.send(secret)
 	res, code = a.result(t, ctx)
 	wantResult(t, res, code, fill.StatusOK, "127.0.0.1", fill.FieldPassword)
-	if !pw.eval(`fg.trustedInput("pw")`) {
+	if !chTab.eval(`fg.trustedInput("pw")`) {
 		t.Error("the value did not reach Chromium's page")
 	}
 	r.scanAgentSide(t, secret, a, ch.host.PID, ch.browser.Cmd.Process.Pid)
@@ -247,5 +253,5 @@ func TestChromiumAndFirefox(t *testing.T) {
 	ff.Stop()
 	waitGone(t, ctx, ffHost.PID, "firefox's host")
 	leakscan.Bytes(t, secret, "firefox's output", []byte(ff.Output()))
-	ch.finish(t)
+	finish(t, ch)
 }

@@ -5,14 +5,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
-	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
@@ -40,34 +36,21 @@ func startNativeChromium(t *testing.T, ctx context.Context) *nativeChromium {
 	display := desktop.Start(t)
 	r := newRig(t)
 	r.env = append(r.env, display.Env()...)
-	policy, err := dirs.PolicyFile(r.getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(policy, []byte(nativePolicy), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	r.writePolicy(t, nativePolicy)
 	return &nativeChromium{chromium: startChromiumIn(t, ctx, r, "profile"), person: display.Person(t)}
 }
 
 // dialog waits for the native dialog and returns it with the keyboard.
 func (nc *nativeChromium) dialog(t *testing.T, a *agent) desktop.Window {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(nc.ctx, 30*time.Second)
+	ctx, cancel := a.Awaiting(nc.ctx, 30*time.Second)
 	defer cancel()
-	go func() {
-		select {
-		case <-a.done: // it ended without a dialog: stop waiting for one
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	w, err := nc.person.WaitClass(ctx, "^[Pp]inentry")
 	if err == nil {
 		err = nc.person.WaitFocus(ctx, w)
 	}
 	if err != nil {
-		t.Fatalf("no native dialog: %v; fillgate fill printed %s", err, a.stdout.Bytes())
+		t.Fatalf("no native dialog: %v; fillgate fill printed %s", err, a.Stdout())
 	}
 	return w
 }
@@ -95,18 +78,17 @@ func (nc *nativeChromium) gone(t *testing.T, w desktop.Window) {
 
 // TestNativeDialog: a browser a program drives (this test's own debugging
 // port) with the default prompt setting: the person answers every request
-// in the native dialog on the desktop, never in a page of the browser.
-// Every outcome, with the leak scan of everything the request wrote.
+// in the native dialog on the desktop, never in a page of the browser,
+// which the agent's own view of the browser shows. Every outcome, with the
+// leak scan of everything the request wrote.
 func TestNativeDialog(t *testing.T) {
 	ctx := testContext(t, 4*time.Minute)
 	nc := startNativeChromium(t, ctx)
-	const svc = "127.0.0.1"
-	n0 := nc.prompts.count()
+	n0 := nc.prompts.Count()
 
 	t.Run("typed: ok, and the page shows nothing of the prompt", func(t *testing.T) {
 		secret := nc.secret(t)
-		tb := nc.open(t, nc.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
+		tb := loginFocused(t, nc)
 		a, _ := nc.request(t, "--service", svc, "--then", "none")
 		w := nc.dialog(t, a)
 		name, err := nc.person.Name(ctx, w)
@@ -114,8 +96,7 @@ func TestNativeDialog(t *testing.T) {
 			t.Errorf("the dialog is named %q (%v)", name, err)
 		}
 		nc.types(t, secret)
-		res, code := a.result(t, ctx)
-		nc.check(t, secret, a, res)
+		res, code := nc.outcome(t, secret, a)
 		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldPassword, "nothing was submitted")
 		if !tb.holds(pwHolds, secret) {
 			t.Errorf("value differed")
@@ -127,9 +108,29 @@ func TestNativeDialog(t *testing.T) {
 		}
 	})
 
+	// While the person answers in the native dialog, the agent's own
+	// DevTools view of the browser (the test's CDP connection stands for
+	// it) lists no prompt page and can read nothing of what the person
+	// types.
+	t.Run("the agent's view of the browser lists no prompt page", func(t *testing.T) {
+		secret := nc.secret(t)
+		loginFocused(t, nc)
+		a, _ := nc.request(t, "--service", svc)
+		nc.dialog(t, a)
+		pages := nc.pageURLs(t)
+		for _, u := range pages {
+			if !strings.HasPrefix(u, nc.origin1+"/") && u != "about:blank" {
+				t.Errorf("while the dialog is open, the browser has a page %s", u)
+			}
+		}
+		nc.types(t, secret)
+		res, code := nc.outcome(t, secret, a)
+		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldPassword)
+		leakscan.Bytes(t, secret, "the pages the browser listed", []byte(fmt.Sprint(pages)))
+	})
+
 	t.Run("cancelled with Escape", func(t *testing.T) {
-		tb := nc.open(t, nc.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
+		tb := loginFocused(t, nc)
 		a, _ := nc.request(t, "--service", svc)
 		w := nc.dialog(t, a)
 		if err := nc.person.Key(ctx, "Escape"); err != nil {
@@ -137,13 +138,12 @@ func TestNativeDialog(t *testing.T) {
 		}
 		res, code := a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusCancelled, svc, fill.FieldPassword, "cancelled")
-		nc.untouched(t, tb)
+		untouched(t, tb)
 		nc.gone(t, w)
 	})
 
 	t.Run("the dialog closed by its window's close button", func(t *testing.T) {
-		tb := nc.open(t, nc.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
+		tb := loginFocused(t, nc)
 		a, _ := nc.request(t, "--service", svc)
 		w := nc.dialog(t, a)
 		if err := nc.person.Close(ctx, w); err != nil {
@@ -151,13 +151,12 @@ func TestNativeDialog(t *testing.T) {
 		}
 		res, code := a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusCancelled, svc, fill.FieldPassword)
-		nc.untouched(t, tb)
+		untouched(t, tb)
 		nc.gone(t, w)
 	})
 
 	t.Run("nobody answers: no_response, and the dialog goes", func(t *testing.T) {
-		tb := nc.open(t, nc.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
+		tb := loginFocused(t, nc)
 		a, _ := nc.request(t, "--service", svc, "--timeout", "6s")
 		w := nc.dialog(t, a)
 		res, code := a.result(t, ctx)
@@ -165,92 +164,44 @@ func TestNativeDialog(t *testing.T) {
 		if res.Fallback == "" {
 			t.Errorf("no fallback advice: %+v", res)
 		}
-		nc.untouched(t, tb)
+		untouched(t, tb)
 		nc.gone(t, w)
 	})
 
 	t.Run("the page goes to another origin before the answer: refused, nothing typed", func(t *testing.T) {
 		secret := nc.secret(t)
-		tb := nc.open(t, nc.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
+		tb := loginFocused(t, nc)
 		a, _ := nc.request(t, "--service", svc)
 		w := nc.dialog(t, a)
-		if err := chromedp.Do(tb.ctx, chromedp.Navigate(nc.origin2+"/password")); err != nil {
-			t.Fatal(err)
-		}
-		tb.focus(`document.getElementById("pw")`)
+		tb.navigate(nc.origin2 + "/password")
+		tb.focus(pw)
 		if err := nc.person.WaitFocus(ctx, w); err != nil {
 			t.Fatal(err)
 		}
 		nc.types(t, secret)
-		res, code := a.result(t, ctx)
-		nc.check(t, secret, a, res)
+		res, code := nc.outcome(t, secret, a)
 		wantResult(t, res, code, fill.StatusRefused, svc, fill.FieldPassword, "nothing was inserted")
-		nc.untouched(t, tb)
+		untouched(t, tb)
 		nc.gone(t, w)
 	})
 
 	t.Run("no display for the host: refused with the fix, never a page", func(t *testing.T) {
 		// The policy names a pinentry that is not there: no dialog can
 		// be shown, and a browser a program drives gets no page prompt.
-		policy, err := dirs.PolicyFile(nc.getenv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(policy, []byte(nativePolicy+"pinentry = \"/nonexistent/pinentry-gtk-2\"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = os.WriteFile(policy, []byte(nativePolicy), 0o600) }()
-		tb := nc.open(t, nc.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
+		nc.writePolicy(t, nativePolicy+"pinentry = \"/nonexistent/pinentry-gtk-2\"\n")
+		defer nc.writePolicy(t, nativePolicy)
+		tb := loginFocused(t, nc)
 		a, _ := nc.request(t, "--service", svc)
 		res, code := a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusRefused, svc, fill.FieldPassword,
 			"the browser can be driven by a program", "none can be shown here", "nothing was asked")
-		nc.untouched(t, tb)
+		untouched(t, tb)
 	})
 
 	// Through every scenario, no prompt page ever opened in the browser.
-	nc.noPrompt(t, n0)
+	noPrompt(t, nc, n0)
 	if t.Failed() {
 		return
 	}
-	nc.finish(t)
-}
-
-// TestNativeDialogAgentSeesNoPage: while the person answers in the native
-// dialog, the agent's own DevTools view of the browser (the test's CDP
-// connection stands for it) lists no prompt page and can read nothing of
-// what the person types.
-func TestNativeDialogAgentSeesNoPage(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
-	nc := startNativeChromium(t, ctx)
-	secret := nc.secret(t)
-	tb := nc.open(t, nc.origin1+"/password")
-	tb.focus(`document.getElementById("pw")`)
-	n := nc.prompts.count()
-	a, _ := nc.request(t, "--service", "127.0.0.1")
-	nc.dialog(t, a)
-	infos, err := chromedp.Targets(nc.bctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []string
-	for _, in := range infos {
-		if in.Type == "page" {
-			pages = append(pages, in.URL)
-		}
-	}
-	for _, u := range pages {
-		if !strings.HasPrefix(u, nc.origin1+"/") && u != "about:blank" {
-			t.Errorf("while the dialog is open, the browser has a page %s", u)
-		}
-	}
-	nc.types(t, secret)
-	res, code := a.result(t, ctx)
-	nc.check(t, secret, a, res)
-	wantResult(t, res, code, fill.StatusOK, "127.0.0.1", fill.FieldPassword)
-	nc.noPrompt(t, n)
-	leakscan.Bytes(t, secret, "the pages the browser listed", []byte(fmt.Sprint(pages)))
-	nc.finish(t)
+	finish(t, nc)
 }

@@ -4,32 +4,9 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"testing"
 )
-
-// listen opens a TCP listener on ip (a loopback address) at a random port
-// and returns it with its origin, http://ip:port.
-func listen(t testing.TB, ip string) (net.Listener, string) {
-	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatalf("listen on %s: %v", ip, err)
-	}
-	return l, "http://" + l.Addr().String()
-}
-
-// startServer serves h on l until the test ends.
-func startServer(t testing.TB, l net.Listener, h http.Handler) {
-	srv := httptest.NewUnstartedServer(h)
-	_ = srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(srv.Close)
-}
 
 // loginPages are the pages the scenarios fill, and /frame-other, which
 // frames the password page of the origin other. Fields sit at fixed

@@ -21,7 +21,7 @@ import (
 )
 
 // promptURL is the prompt popup's URL, as the browser lists it.
-func (ch *chromium) promptURL(t *testing.T, p *prompt) string {
+func (ch *chromium) promptURL(t *testing.T, p *cdpPrompt) *url.URL {
 	t.Helper()
 	infos, err := chromedp.Targets(ch.bctx)
 	if err != nil {
@@ -29,11 +29,15 @@ func (ch *chromium) promptURL(t *testing.T, p *prompt) string {
 	}
 	for _, in := range infos {
 		if in.TargetID == p.id {
-			return in.URL
+			u, err := url.Parse(in.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return u
 		}
 	}
 	t.Fatalf("the prompt window is gone")
-	return ""
+	return nil
 }
 
 // TestPromptOnTheExtensionPath: on the extension path the prompt's answer
@@ -45,18 +49,14 @@ func TestPromptOnTheExtensionPath(t *testing.T) {
 	ctx := testContext(t, 4*time.Minute)
 	ch := startChromium(t, ctx)
 	sqBin := squatter.Build(t)
-	const svc = "127.0.0.1"
 
 	t.Run("a DevTools recorder of the popup sees only ciphertext", func(t *testing.T) {
 		secret := ch.secret(t)
-		tb := ch.open(t, ch.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc, "--then", "none") // the field is checked below
-		p := ch.awaitPrompt(t, n)
+		tb := loginFocused(t, ch)
+		a, p := ch.askCDP(t, "--service", svc, "--then", "none") // the field is checked below
 		rec := browser.Record(t, p.ctx)
 		p.send(secret)
-		res, code := a.result(t, ctx)
-		ch.check(t, secret, a, res)
+		res, code := ch.outcome(t, secret, a)
 		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldPassword)
 		if !tb.holds(pwHolds, secret) {
 			t.Errorf("value differed")
@@ -76,18 +76,13 @@ func TestPromptOnTheExtensionPath(t *testing.T) {
 	})
 
 	t.Run("the agent goes: the window closes and the port stays bound", func(t *testing.T) {
-		tb := ch.open(t, ch.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc)
-		p := ch.awaitPrompt(t, n)
-		u, err := url.Parse(ch.promptURL(t, p))
-		if err != nil {
+		tb := loginFocused(t, ch)
+		a, p := ch.askCDP(t, "--service", svc)
+		u := ch.promptURL(t, p)
+		if err := a.Cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		<-a.done
+		<-a.Done()
 		ch.closed(t, p)
 		ch.awaitAudit(t, ctx, fill.StatusCancelled)
 		// The host still runs: the prompt keeps its port for the rest of
@@ -103,19 +98,14 @@ func TestPromptOnTheExtensionPath(t *testing.T) {
 		if resp.StatusCode != http.StatusGone {
 			t.Errorf("the held port answered %d, want 410", resp.StatusCode)
 		}
-		ch.untouched(t, tb)
+		untouched(t, tb)
 	})
 
 	t.Run("the host dies: the popup closes and a squatter gets nothing", func(t *testing.T) {
 		secret := ch.secret(t)
-		tb := ch.open(t, ch.origin1+"/password")
-		tb.focus(`document.getElementById("pw")`)
-		a, n := ch.request(t, "--service", svc)
-		p := ch.awaitPrompt(t, n)
-		u, err := url.Parse(ch.promptURL(t, p))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tb := loginFocused(t, ch)
+		a, p := ch.askCDP(t, "--service", svc)
+		u := ch.promptURL(t, p)
 		if err := syscall.Kill(ch.host.PID, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill the host: %v", err)
 		}
@@ -141,8 +131,8 @@ func TestPromptOnTheExtensionPath(t *testing.T) {
 			t.Errorf("the squatter received %d requests", n)
 		}
 		leakscan.Bytes(t, secret, "the squatter's log", sq.Received())
-		ch.untouched(t, tb)
+		untouched(t, tb)
 	})
 
-	ch.finish(t)
+	finish(t, ch)
 }

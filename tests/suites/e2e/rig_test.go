@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +21,8 @@ import (
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/fgenv"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
@@ -54,69 +55,39 @@ type rig struct {
 	hostManifest string
 }
 
-// newRig makes the temp root and environment and writes the policy. The
-// root is short (sun_path holds only 107 bytes) and removed after the test.
+// newRig makes the temp root and environment (fgenv) and writes the
+// policy.
 func newRig(t testing.TB) *rig {
 	t.Helper()
-	root, err := os.MkdirTemp("", "fge2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	env := browser.BaseEnv(root)
-	// A session bus that does not exist: without one, go-keyring (in
-	// `fillgate doctor`) would autolaunch a D-Bus daemon and a keyring that
-	// outlive the test.
-	env = append(env, "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(root, "no-bus"))
-	r := &rig{root: root, env: env}
-	getenv := r.getenv
-	if r.runDir, err = dirs.Runtime(getenv); err != nil {
-		t.Fatal(err)
-	}
-	if r.stateDir, err = dirs.State(getenv); err != nil {
-		t.Fatal(err)
-	}
-	policy, err := dirs.PolicyFile(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(policy), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(policy, []byte(testPolicy), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	root := fgenv.New(t, "fge2e-")
+	r := &rig{root: root.Dir, env: root.Env, runDir: root.RunDir, stateDir: root.StateDir}
+	r.writePolicy(t, testPolicy)
 	return r
 }
 
 // getenv looks a variable up in the rig's environment.
-func (r *rig) getenv(key string) string {
-	for _, kv := range slices.Backward(r.env) {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
+func (r *rig) getenv(key string) string { return fgenv.Getenv(r.env, key) }
+
+// writePolicy writes the policy file; the host reads it afresh for every
+// request.
+func (r *rig) writePolicy(t testing.TB, text string) { fgenv.WritePolicy(t, r.env, text) }
 
 // cli runs the built fillgate with args in the rig's environment and
 // returns its stdout, stderr and exit code.
 func (r *rig) cli(t testing.TB, ctx context.Context, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
+	return r.cliIn(t, ctx, nil, args...)
+}
+
+// cliIn is cli with stdin.
+func (r *rig) cliIn(t testing.TB, ctx context.Context, stdin []byte, args ...string) (stdout, stderr []byte, code int) {
+	t.Helper()
 	cmd := exec.CommandContext(ctx, fillgateBin, args...)
 	cmd.Env = r.env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("run fillgate %s: %v", args[0], err)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	return out.Bytes(), errOut.Bytes(), code
+	return fgrun.Command(t, cmd)
 }
 
 // installReport is the part of `fillgate install --json` the tests use.
@@ -179,44 +150,76 @@ func (r *rig) install(t testing.TB, ctx context.Context, wantDir string, args ..
 	}
 }
 
-// waitHost waits until a host runs in the rig's environment with the
-// extension connected and not paused, and returns its status.
-func (r *rig) waitHost(t testing.TB, ctx context.Context) agentsock.HostStatus {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for {
-		hs, err := agentsock.Status(ctx, r.runDir)
-		if err == nil && len(hs) == 1 && hs[0].Extension.Connected {
-			return hs[0]
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no host with the extension connected (%v); last status %+v, %v", ctx.Err(), hs, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // waitHostOf waits until a host started by the browser browserPID (or
-// its helpers) runs in the rig's environment with the extension connected
-// and not paused, and returns its status. Other browsers' hosts may run
-// too.
-func (r *rig) waitHostOf(t testing.TB, ctx context.Context, browserPID int) agentsock.HostStatus {
+// its helpers), other than the host whose pid is old (0: any), runs in
+// the rig's environment with the extension connected, and returns its
+// status. Other browsers' hosts may run too.
+func (r *rig) waitHostOf(t testing.TB, ctx context.Context, browserPID, old int) agentsock.HostStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
 		hs, err := agentsock.Status(ctx, r.runDir)
 		for _, h := range hs {
-			if h.Extension.Connected && descends(h.PID, browserPID) {
+			if h.PID != old && h.Extension.Connected && descends(h.PID, browserPID) {
 				return h
 			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("no host of browser %d with the extension connected (%v); last status %+v, %v", browserPID, ctx.Err(), hs, err)
+			t.Fatalf("no new host of browser %d with the extension connected (%v); last status %+v, %v", browserPID, ctx.Err(), hs, err)
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// doctorCheck is one check of `fillgate doctor --json`.
+type doctorCheck struct{ Name, Status, Detail string }
+
+// doctor runs `fillgate doctor --json` with args as a person would and
+// returns its checks and what it printed.
+func (r *rig) doctor(t testing.TB, ctx context.Context, args ...string) ([]doctorCheck, []byte) {
+	t.Helper()
+	out, errOut, _ := r.cli(t, ctx, append([]string{"doctor", "--json"}, args...)...)
+	var rep struct {
+		Checks []doctorCheck `json:"checks"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("fillgate doctor --json printed %s%s: %v", out, errOut, err)
+	}
+	return rep.Checks, out
+}
+
+// doctorSees runs `fillgate doctor --json` with args and checks that it
+// sees the browser browserName's manifest and the running host hostPID
+// with the extension connected.
+func (r *rig) doctorSees(t testing.TB, ctx context.Context, hostPID int, browserName string, args ...string) {
+	t.Helper()
+	checks, out := r.doctor(t, ctx, args...)
+	want := map[string]bool{browserName: false, fmt.Sprintf("host %d", hostPID): false, "extension": false}
+	for _, c := range checks {
+		if _, ok := want[c.Name]; ok {
+			want[c.Name] = c.Status == "ok"
+		}
+	}
+	for name, ok := range want {
+		if !ok {
+			t.Errorf("fillgate doctor's %s check is not ok: %s", name, out)
+		}
+	}
+}
+
+// awaitPaused waits until the one running host has heard that fills are
+// paused (or not).
+func (r *rig) awaitPaused(t testing.TB, ctx context.Context, paused bool) {
+	t.Helper()
+	deadline, stop := context.WithTimeout(ctx, 10*time.Second)
+	defer stop()
+	for r.hostStatus(t, deadline).Extension.Paused != paused {
+		select {
+		case <-deadline.Done():
+			t.Fatalf("the host never heard that fills are paused=%v", paused)
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
@@ -305,65 +308,23 @@ func waitGone(t testing.TB, ctx context.Context, pid int, what string) {
 }
 
 // agent is one run of `fillgate fill --json` as the agent.
-type agent struct {
-	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
-	started        time.Time
-	done           chan struct{}
-	err            error
-	ended          time.Time
-}
+type agent struct{ *fgrun.Run }
 
 // fill starts `fillgate fill --json` with args in the rig's environment.
 func (r *rig) fill(t testing.TB, ctx context.Context, args ...string) *agent {
 	t.Helper()
-	a := &agent{done: make(chan struct{})}
-	a.cmd = exec.CommandContext(ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
-	a.cmd.Env = r.env
-	a.cmd.Stdout, a.cmd.Stderr = &a.stdout, &a.stderr
-	a.started = time.Now()
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start fillgate fill: %v", err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		a.ended = time.Now()
-		close(a.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-a.done:
-		default:
-			_ = a.cmd.Process.Kill()
-			<-a.done
-		}
-	})
-	return a
+	cmd := exec.CommandContext(ctx, fillgateBin, append([]string{"fill", "--json"}, args...)...)
+	cmd.Env = r.env
+	return &agent{fgrun.Start(t, cmd)}
 }
 
 // result waits for the agent to exit and returns its one JSON result and
 // exit code. Nothing but that one line may be on stdout.
 func (a *agent) result(t testing.TB, ctx context.Context) (fill.Result, int) {
 	t.Helper()
-	select {
-	case <-a.done:
-	case <-ctx.Done():
-		t.Fatalf("fillgate fill did not finish: %v", ctx.Err())
-	}
-	code := 0
-	var exit *exec.ExitError
-	switch {
-	case a.err == nil:
-	case errors.As(a.err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("fillgate fill: %v", a.err)
-	}
-	var res fill.Result
-	dec := json.NewDecoder(bytes.NewReader(a.stdout.Bytes()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil || dec.More() {
-		t.Fatalf("fillgate fill --json printed something that is not one result (%v); stderr: %s", err, a.stderr.Bytes())
+	res, code, err := a.Result(ctx)
+	if err != nil {
+		t.Fatalf("%v; stderr: %s", err, a.Stderr())
 	}
 	return res, code
 }
@@ -386,14 +347,7 @@ func wantResult(t testing.TB, res fill.Result, code int, status fill.Status, ser
 }
 
 // lastAudit returns the audit log's newest entry.
-func (r *rig) lastAudit(t testing.TB) fill.AuditEntry {
-	t.Helper()
-	es, err := audit.Open(r.stateDir).Recent(1)
-	if err != nil || len(es) != 1 {
-		t.Fatalf("audit log: %d entries, %v", len(es), err)
-	}
-	return es[0]
-}
+func (r *rig) lastAudit(t testing.TB) fill.AuditEntry { return fgenv.LastAudit(t, r.stateDir) }
 
 // awaitAudit waits until the audit log's newest entry has status and
 // returns it: after an agent that hung up, the host records the outcome
@@ -415,14 +369,18 @@ func (r *rig) awaitAudit(t testing.TB, ctx context.Context, status fill.Status) 
 	}
 }
 
-// scanAgentSide looks for the secret in everything the agent side of one
-// request produced: the agent's stdout (the result) and stderr, the host's
-// log and the audit log, and the command line and environment of the host
-// (hostPID), the browser (browserPID) and this test process.
-func (r *rig) scanAgentSide(t testing.TB, secret []byte, a *agent, hostPID, browserPID int) {
+// scanAgentOutput looks for the secret in what the agent side of one
+// request wrote: the agent's stdout (the result) and stderr, the host's
+// log and the audit log; neither log may report a data race.
+func (r *rig) scanAgentOutput(t testing.TB, secret []byte, a *agent) {
 	t.Helper()
-	leakscan.Bytes(t, secret, "the agent's stdout (the result)", a.stdout.Bytes())
-	leakscan.Bytes(t, secret, "the agent's stderr", a.stderr.Bytes())
+	select {
+	case <-a.Done():
+	default:
+		t.Fatal("scan of an agent that still runs")
+	}
+	leakscan.Bytes(t, secret, "the agent's stdout (the result)", a.Stdout())
+	leakscan.Bytes(t, secret, "the agent's stderr", a.Stderr())
 	for _, name := range []string{"fillgate.log", audit.FileName} {
 		data, err := os.ReadFile(filepath.Join(r.stateDir, name))
 		if err != nil {
@@ -430,7 +388,19 @@ func (r *rig) scanAgentSide(t testing.TB, secret []byte, a *agent, hostPID, brow
 			continue
 		}
 		leakscan.Bytes(t, secret, name, data)
+		if bytes.Contains(data, []byte("DATA RACE")) {
+			t.Errorf("%s reports a data race", name)
+		}
 	}
+}
+
+// scanAgentSide looks for the secret in everything the agent side of one
+// request produced (scanAgentOutput), and in the command line and
+// environment of the host (hostPID), the browser (browserPID) and this
+// test process.
+func (r *rig) scanAgentSide(t testing.TB, secret []byte, a *agent, hostPID, browserPID int) {
+	t.Helper()
+	r.scanAgentOutput(t, secret, a)
 	for _, pid := range []int{hostPID, browserPID, os.Getpid()} {
 		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
 			t.Errorf("process %d is gone before its scan", pid)

@@ -17,10 +17,9 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
@@ -40,10 +39,9 @@ func TestChromiumSaved(t *testing.T) {
 	ss := secretservice.Start(t)
 	r.env = append(r.env, "DBUS_SESSION_BUS_ADDRESS="+os.Getenv("DBUS_SESSION_BUS_ADDRESS"))
 	ch := startChromiumIn(t, ctx, r, "profile")
-	const svc = "127.0.0.1"
 	u, _ := url.Parse(ch.origin1)
 	exact := svc + ":" + u.Port() // approval = "none" holds for exactly the page's host and port
-	tb := ch.open(t, ch.origin1+"/password")
+	tb := ch.openTab(t, ch.origin1+"/password")
 	// focus puts the account into the page's user field (what the page
 	// shows) and focuses the empty password field.
 	focus := func(account string) {
@@ -78,8 +76,7 @@ func TestChromiumSaved(t *testing.T) {
 
 	t.Run("remember from the prompt", func(t *testing.T) {
 		focus("alice@example.com")
-		a, n := ch.request(t, "--service", svc, "--then", "none")
-		p := ch.awaitPrompt(t, n)
+		a, p := ch.askCDP(t, "--service", svc, "--then", "none")
 		p.says("As", "alice@example.com", "Remember it in the system keychain")
 		p.click("remember")
 		p.click("value")
@@ -103,8 +100,7 @@ func TestChromiumSaved(t *testing.T) {
 
 	t.Run("approve the saved value", func(t *testing.T) {
 		focus("alice@example.com")
-		a, n := ch.request(t, "--service", svc, "--then", "none")
-		p := ch.awaitPrompt(t, n)
+		a, p := ch.askCDP(t, "--service", svc, "--then", "none")
 		p.says("Use the saved password", "from the OS keyring, as alice@example.com", "Or type another password")
 		p.click("approve")
 		res, code := a.result(t, ctx)
@@ -118,8 +114,7 @@ func TestChromiumSaved(t *testing.T) {
 	t.Run("lease", func(t *testing.T) {
 		ch.policy(t, "[service.\"127.0.0.1\"]\napproval = \"lease\"\nlease = \"10m\"\n")
 		focus("alice@example.com")
-		a, n := ch.request(t, "--service", svc, "--then", "none")
-		p := ch.awaitPrompt(t, n)
+		a, p := ch.askCDP(t, "--service", svc, "--then", "none")
 		p.click("approve")
 		res, code := a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldPassword, "without a prompt until")
@@ -127,11 +122,11 @@ func TestChromiumSaved(t *testing.T) {
 
 		notices := ch.notifications(t)
 		focus("alice@example.com")
-		a, n = ch.request(t, "--service", svc, "--then", "none")
+		a, n := ch.request(t, "--service", svc, "--then", "none")
 		res, code = a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldPassword, "the value came from the OS keyring, under a lease, with a notice and no prompt")
 		done(t, a, res, alice)
-		ch.noPrompt(t, n)
+		noPrompt(t, ch, n)
 		sentThenCleared(t, alice, "under a lease")
 		if got := ch.notifications(t); got != notices+1 {
 			t.Errorf("%d browser notifications, want %d", got, notices+1)
@@ -151,7 +146,7 @@ func TestChromiumSaved(t *testing.T) {
 		if err := chromedp.Cancel(pop.ctx); err != nil { // closes the popup; the login tab is in front again
 			t.Fatal(err)
 		}
-		if _, err := chromedp.Call(tb.ctx, page.BringToFront, cdp.Empty{}); err != nil {
+		if _, err := chromedp.Call(tb.ctx, cdppage.BringToFront, cdp.Empty{}); err != nil {
 			t.Fatal(err)
 		}
 		deadline, stop := context.WithTimeout(ctx, 30*time.Second)
@@ -164,8 +159,7 @@ func TestChromiumSaved(t *testing.T) {
 			}
 		}
 		focus("alice@example.com")
-		a, n = ch.request(t, "--service", svc, "--then", "none")
-		p = ch.awaitPrompt(t, n)
+		a, p = ch.askCDP(t, "--service", svc, "--then", "none")
 		p.clickCancel()
 		res, code = a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusCancelled, svc, fill.FieldPassword)
@@ -180,7 +174,7 @@ func TestChromiumSaved(t *testing.T) {
 		res, code := a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldPassword, "with a notice and no prompt (approval = none)")
 		done(t, a, res, alice)
-		ch.noPrompt(t, n)
+		noPrompt(t, ch, n)
 		sentThenCleared(t, alice, "approval none")
 		if ch.notifications(t) != notices+1 {
 			t.Errorf("%d notifications, want %d", ch.notifications(t), notices+1)
@@ -190,7 +184,7 @@ func TestChromiumSaved(t *testing.T) {
 		a, n = ch.request(t, "--service", svc, "--then", "none")
 		res, code = a.result(t, ctx)
 		wantResult(t, res, code, fill.StatusFailed, svc, fill.FieldPassword, "fillgate remember --service 127.0.0.1 --account ACCOUNT")
-		ch.noPrompt(t, n)
+		noPrompt(t, ch, n)
 		if !tb.eval(`document.getElementById("pw").value === ""`) {
 			t.Error("something was typed")
 		}
@@ -200,12 +194,11 @@ func TestChromiumSaved(t *testing.T) {
 		ch.policy(t, "")
 		bob := ch.secret(t)
 		secrets = append(secrets, bob)
-		if out, _, code := ch.cliIn(t, bob, "remember", "--service", svc, "--account", "bob", "--stdin"); code != 0 {
+		if out, _, code := ch.cliIn(t, ch.ctx, bob, "remember", "--service", svc, "--account", "bob", "--stdin"); code != 0 {
 			t.Fatalf("fillgate remember: %s", out)
 		}
 		focus("")
-		a, n := ch.request(t, "--service", svc, "--then", "none")
-		p := ch.awaitPrompt(t, n)
+		a, p := ch.askCDP(t, "--service", svc, "--then", "none")
 		p.says("Which account?", "alice@example.com", "bob")
 		p.click("account-1")
 		p.click("approve")
@@ -228,13 +221,12 @@ func TestChromiumSaved(t *testing.T) {
 		seed := []byte("otpauth://totp/Login:ada?secret=" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(key) + "&issuer=Login")
 		secrets = append(secrets, seed)
 		ch.secrets = append(ch.secrets, seed)
-		if out, _, code := ch.cliIn(t, seed, "remember", "--service", "127.0.0.3", "--field", "otp", "--account", "ada", "--stdin"); code != 0 {
+		if out, _, code := ch.cliIn(t, ch.ctx, seed, "remember", "--service", "127.0.0.3", "--field", "otp", "--account", "ada", "--stdin"); code != 0 {
 			t.Fatalf("fillgate remember: %s", out)
 		}
 		otp := ch.open(t, login.URL+"/totp")
 		otp.focus(`document.getElementById("otp")`)
-		a, n := ch.request(t, "--service", "127.0.0.3", "--field", "otp")
-		p := ch.awaitPrompt(t, n)
+		a, p := ch.askCDP(t, "--service", "127.0.0.3", "--field", "otp")
 		p.says("One-time code for 127.0.0.3", "from the OS keyring, as ada")
 		p.click("approve")
 		res, code := a.result(t, ctx)
@@ -242,7 +234,7 @@ func TestChromiumSaved(t *testing.T) {
 			t.Fatalf("result %+v, exit code %d", res, code)
 		}
 		wantSubmit(t, res, true, true)
-		waitWelcome(t, otp)
+		waitWelcome(otp)
 		if login.TOTPAccepted() != 1 {
 			t.Errorf("the login site accepted %d codes, want the one", login.TOTPAccepted())
 		}
@@ -252,8 +244,7 @@ func TestChromiumSaved(t *testing.T) {
 
 	t.Run("keyring locked mid-fill", func(t *testing.T) {
 		focus("alice@example.com")
-		a, n := ch.request(t, "--service", svc, "--then", "none")
-		p := ch.awaitPrompt(t, n)
+		a, p := ch.askCDP(t, "--service", svc, "--then", "none")
 		p.says("from the OS keyring")
 		secretservice.Lock(t)
 		p.click("approve")
@@ -266,7 +257,7 @@ func TestChromiumSaved(t *testing.T) {
 		ch.closed(t, p)
 	})
 
-	ch.finish(t)
+	finish(t, ch)
 	for _, s := range secrets {
 		leakscan.Dirs(t, s, ss.Data)
 	}
@@ -275,27 +266,7 @@ func TestChromiumSaved(t *testing.T) {
 // policy rewrites the policy file: the tests' own settings and extra.
 func (ch *chromium) policy(t testing.TB, extra string) {
 	t.Helper()
-	p, err := dirs.PolicyFile(ch.getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(testPolicy+extra), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// cliIn is cli with stdin.
-func (ch *chromium) cliIn(t testing.TB, stdin []byte, args ...string) (stdout, stderr []byte, code int) {
-	t.Helper()
-	cmd := exec.CommandContext(ch.ctx, fillgateBin, args...)
-	cmd.Env, cmd.Stdin = ch.env, bytes.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if err != nil && cmd.ProcessState == nil {
-		t.Fatalf("run fillgate %s: %v", args[0], err)
-	}
-	return out.Bytes(), errOut.Bytes(), cmd.ProcessState.ExitCode()
+	ch.writePolicy(t, testPolicy+extra)
 }
 
 // saved runs `fillgate saved --json`.
@@ -315,7 +286,7 @@ func (ch *chromium) saved(t testing.TB) (items []map[string]string, leases []map
 // popup opens the extension's toolbar popup in a tab of its own.
 func (ch *chromium) popup(t testing.TB) tab {
 	t.Helper()
-	return ch.open(t, manifest.ExtensionOrigin+"popup.html")
+	return ch.openTab(t, manifest.ExtensionOrigin+"popup.html")
 }
 
 // notifications counts the browser notifications the extension shows,

@@ -22,11 +22,11 @@ const updateScreenshots = "FILLGATE_UPDATE_SCREENSHOT"
 // The size of the prompt popup the extension opens (sw.js).
 const popupWidth, popupHeight = 480, 600
 
-// screenshots captures the prompt, still empty, in light and in dark mode.
+// looksRight captures the prompt, still empty, in light and in dark mode.
 // It checks that both are PNG images of the popup's size and that dark
 // mode is darker, and writes them to testdata/prompt.png and
 // testdata/prompt-dark.png when FILLGATE_UPDATE_SCREENSHOT=1.
-func (p *prompt) screenshots(t testing.TB) {
+func (p *cdpPrompt) looksRight(t testing.TB) {
 	t.Helper()
 	if !p.eval(`document.getElementById("value").value === ""`) {
 		t.Fatalf("the prompt's field is not empty before the screenshot")
@@ -69,7 +69,7 @@ func (p *prompt) screenshots(t testing.TB) {
 
 // capture takes a screenshot of the prompt with prefers-color-scheme set
 // to scheme ("" clears the emulation).
-func (p *prompt) capture(scheme string) []byte {
+func (p *cdpPrompt) capture(scheme string) []byte {
 	p.t.Helper()
 	var features []*emulation.MediaFeature
 	if scheme != "" {
@@ -89,7 +89,7 @@ func (p *prompt) capture(scheme string) []byte {
 }
 
 // eval evaluates a boolean expression in the prompt page.
-func (p *prompt) eval(expr string) bool {
+func (p *cdpPrompt) eval(expr string) bool {
 	p.t.Helper()
 	ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](expr))
 	if err != nil {

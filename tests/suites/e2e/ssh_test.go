@@ -16,46 +16,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/internal/browserproc"
-	"github.com/fillgate/fillgate/internal/fill"
 )
-
-// TestRemoteAgentOverSSH is an agent on another machine using the
-// person's browser through an `ssh -R` forward of the agent socket, on
-// loopback: Debian's sshd (started by the test in inetd mode on a
-// connection the test accepts, with its own host and user keys) plays the
-// agent's machine; `fillgate fill --socket` there fills the page here, and
-// the prompt names the agent as coming through ssh.
-func TestRemoteAgentOverSSH(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
-	ch := startChromium(t, ctx)
-	remote := startSSHForward(t, ctx, ch.rig)
-
-	secret := ch.secret(t)
-	tb := ch.open(t, ch.origin1+"/password")
-	tb.focus(`document.getElementById("pw")`)
-	n := ch.prompts.count()
-	a := remote.fill(t, ctx, "--service", "127.0.0.1")
-	p := ch.awaitPrompt(t, n)
-	p.says("an agent on another machine, through ssh (pid", "via fillgate fill")
-	p.send(secret)
-	res, code := a.result(t, ctx)
-	wantResult(t, res, code, fill.StatusOK, "127.0.0.1", fill.FieldPassword)
-	if res.Origin != ch.origin1 || !tb.eval(`fg.trustedInput("pw")`) {
-		t.Errorf("result %+v; want the value typed into %s", res, ch.origin1)
-	}
-	if e := ch.lastAudit(t); e.Status != fill.StatusOK || e.Agent.Remote != "ssh" || e.Agent.Name != "ssh" {
-		t.Errorf("the audit log's last entry names the agent %+v; want one through ssh", e.Agent)
-	}
-	ch.scanAgentSide(t, secret, a, ch.host.PID, ch.browser.Cmd.Process.Pid)
-	ch.closed(t, p)
-
-	// The far end sees the same browsers through the forward.
-	out, errOut, code := remote.cli(t, ctx, "status", "--socket", remote.socket)
-	if code != 0 || !strings.Contains(string(out), ch.origin1+", password field focused") {
-		t.Errorf("fillgate status --socket over ssh exited %d: %s%s", code, out, errOut)
-	}
-	ch.finish(t)
-}
 
 // farEnd is the agent's machine: its own HOME and XDG dirs, and the
 // forwarded socket.

@@ -1,0 +1,89 @@
+// Package fgenv makes the environment of one fillgate set-up under test:
+// a short temp root with HOME and the XDG dirs in it, the variables that
+// the browser, the host it starts and the agent share, and fillgate's
+// dirs, policy file and audit log there.
+package fgenv
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fillgate/fillgate/internal/audit"
+	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/browser"
+)
+
+// Root is one set-up's temp root and environment.
+type Root struct {
+	Dir string // the temp root, removed when the test ends
+	// Env is the environment (browser.BaseEnv of Dir, and no session
+	// bus). A test may append to it: a later entry wins, in Getenv as
+	// in os/exec.
+	Env      []string
+	RunDir   string // $XDG_RUNTIME_DIR/fillgate: agent.sock and hosts/
+	StateDir string // $XDG_STATE_HOME/fillgate: fillgate.log, audit.jsonl
+}
+
+// New makes a temp root named prefix followed by random characters, short
+// because a socket path under it must fit in sun_path (107 bytes). Its
+// environment has a session bus that does not exist: without one,
+// go-keyring (in `fillgate doctor`, say) would autolaunch a D-Bus daemon
+// and a keyring that outlive the test. A test that starts a bus appends
+// its DBUS_SESSION_BUS_ADDRESS.
+func New(t testing.TB, prefix string) *Root {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	r := &Root{Dir: dir, Env: append(browser.BaseEnv(dir), "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(dir, "no-bus"))}
+	getenv := func(key string) string { return Getenv(r.Env, key) }
+	if r.RunDir, err = dirs.Runtime(getenv); err != nil {
+		t.Fatal(err)
+	}
+	if r.StateDir, err = dirs.State(getenv); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Getenv looks key up in env, where a later entry wins.
+func Getenv(env []string, key string) string {
+	for _, kv := range slices.Backward(env) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// WritePolicy writes text to fillgate's policy file in env, which the
+// host reads afresh for every request.
+func WritePolicy(t testing.TB, env []string, text string) {
+	t.Helper()
+	p, err := dirs.PolicyFile(func(key string) string { return Getenv(env, key) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// LastAudit is the newest entry of the audit log in stateDir.
+func LastAudit(t testing.TB, stateDir string) fill.AuditEntry {
+	t.Helper()
+	es, err := audit.Open(stateDir).Recent(1)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("audit log: %d entries, %v", len(es), err)
+	}
+	return es[0]
+}

@@ -1,0 +1,117 @@
+package promptwatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/fillgate/fillgate/tests/kit/browser"
+)
+
+// CDP watches the prompts of the Chromium that bctx (browser.Attach's
+// context) is connected to, from its target events: a prompt is a page
+// target; its id is the target's.
+func CDP(t testing.TB, bctx context.Context, isPrompt func(url string) bool) *Watch {
+	t.Helper()
+	w := New(isPrompt)
+	if err := chromedp.ListenBrowser(bctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *target.EventTargetCreated:
+			if ev.TargetInfo.Type == "page" {
+				w.Saw(string(ev.TargetInfo.TargetID), ev.TargetInfo.URL)
+			}
+		case *target.EventTargetInfoChanged:
+			if ev.TargetInfo.Type == "page" {
+				w.Saw(string(ev.TargetInfo.TargetID), ev.TargetInfo.URL)
+			}
+		case *target.EventTargetDestroyed:
+			w.Closed(string(ev.TargetID))
+		}
+	}); err != nil {
+		t.Fatalf("listen to the browser's targets: %v", err)
+	}
+	if _, err := chromedp.CallBrowser(bctx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		t.Fatalf("discover targets: %v", err)
+	}
+	return w
+}
+
+// AttachCDP waits for prompt number n (0-based) of the Chromium that bctx
+// is connected to, which w watches, attaches to it (browser.AttachTarget:
+// it also comes to the front) and waits until ready, a boolean
+// expression that may await a promise, holds in its page. The page may
+// still be loading, so an evaluation that fails is tried again until ctx
+// ends. Cancelling the returned context detaches and leaves the window
+// open.
+func (w *Watch) AttachCDP(ctx, bctx context.Context, n int, ready string) (string, context.Context, context.CancelFunc, error) {
+	id, err := w.Next(ctx, n)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	pctx, cancel, err := browser.AttachTarget(ctx, bctx, target.ID(id))
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("attach to the prompt: %w", err)
+	}
+	for {
+		ok, err := chromedp.Run(pctx, chromedp.Evaluate[bool](ready, chromedp.EvalAwaitPromise))
+		if err == nil && ok {
+			return id, pctx, cancel, nil
+		}
+		select {
+		case <-ctx.Done():
+			cancel()
+			return "", nil, nil, fmt.Errorf("the prompt never got ready (%w); last error: %v", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// BiDi watches the prompts of Firefox ff from its browsing-context
+// events: a prompt is a top-level browsing context (a tab or a popup
+// window); its id is the context's. Only BiDi reports when a prompt has
+// loaded (Watch.WaitLoaded). Start it before the extension is installed:
+// in Firefox ESR 153 a session that subscribed after the add-on was
+// installed heard nothing of the popup windows the add-on opened.
+func BiDi(t testing.TB, ctx context.Context, ff *browser.Firefox, isPrompt func(url string) bool) *Watch {
+	t.Helper()
+	w := New(isPrompt)
+	var top sync.Map // the top-level contexts, from their creation
+	ff.Listen(func(e browser.Event) {
+		var p struct {
+			Context string           `json:"context"`
+			URL     string           `json:"url"`
+			Parent  *json.RawMessage `json:"parent"`
+		}
+		if json.Unmarshal(e.Params, &p) != nil {
+			return
+		}
+		switch e.Method {
+		case "browsingContext.contextCreated":
+			if p.Parent == nil || string(*p.Parent) == "null" {
+				top.Store(p.Context, true)
+				w.Saw(p.Context, p.URL)
+			}
+		case "browsingContext.navigationStarted":
+			if _, ok := top.Load(p.Context); ok {
+				w.Saw(p.Context, p.URL)
+			}
+		case "browsingContext.load":
+			if _, ok := top.Load(p.Context); ok {
+				w.Loaded(p.Context, p.URL)
+			}
+		case "browsingContext.contextDestroyed":
+			w.Closed(p.Context)
+		}
+	})
+	if err := ff.Subscribe(ctx, "browsingContext.contextCreated", "browsingContext.contextDestroyed",
+		"browsingContext.navigationStarted", "browsingContext.load"); err != nil {
+		t.Fatalf("subscribe to the browser's browsing contexts: %v", err)
+	}
+	return w
+}
