@@ -324,6 +324,7 @@ func TestAfterFill(t *testing.T) {
 	})
 
 	t.Run("form destinations", func(t *testing.T) {
+		tabs := shareTab(t, s.bctx)
 		for _, c := range []struct {
 			path string
 			want formInfo
@@ -334,7 +335,7 @@ func TestAfterFill(t *testing.T) {
 			{"/form-attr", formInfo{Action: s.other.URL, Elsewhere: true}},
 			{"/target-frame", formInfo{Action: s.login.URL, Target: "side"}},
 		} {
-			tb := openTab(t, s.bctx, s.login.URL+c.path)
+			tb := tabs.visit(t, s.login.URL+c.path)
 			tb.focus("pw")
 			var got formInfo
 			if err := json.Unmarshal(tb.probe(tb.top(), "tok").Form, &got); err != nil {
@@ -355,7 +356,7 @@ func TestAfterFill(t *testing.T) {
 				t.Errorf("%s: submitter %+v; want action %s, target %q", c.path, *got.Submitter, wantSub, c.want.Target)
 			}
 		}
-		tb := openTab(t, s.bctx, s.login.URL+"/noform")
+		tb := tabs.visit(t, s.login.URL+"/noform")
 		tb.focus("pw")
 		if f := tb.probe(tb.top(), "tok").Form; strings.TrimSpace(string(f)) != "null" {
 			t.Errorf("a field in no form has form %s", f)

@@ -2,11 +2,8 @@ package inpage
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
-	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
 )
@@ -19,21 +16,7 @@ import (
 func TestFirefoxFormMethod(t *testing.T) {
 	ctx := testContext(t)
 	login := loginserver.Start(t, "127.0.0.1")
-	sock, ln := listenHost(t)
-	hosts := acceptHosts(t, ctx, ln)
-	root := t.TempDir()
-	env := append(browser.BaseEnv(root), fakeHostEnv+"="+sock)
-	installFakeHost(t, filepath.Join(root, "home", ".mozilla", "native-messaging-hosts"), "allowed_extensions", manifest.FirefoxID)
-	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{Env: env})
-	dir, err := filepath.Abs(extensionDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ff.Call(ctx, "webExtension.install", map[string]any{
-		"extensionData": map[string]string{"type": "path", "path": dir},
-	}, nil); err != nil {
-		t.Fatalf("install the extension: %v", err)
-	}
+	ff, root, hosts := firefoxWithExtension(t, ctx)
 	h := nextHost(t, ctx, hosts)
 	h.expect(map[string]any{"type": "hello"})
 	tab := firstFirefoxTab(t, ctx, ff)

@@ -39,6 +39,9 @@ func firstFirefoxTab(t *testing.T, ctx context.Context, ff *browser.Firefox) *fi
 	return &firefoxTab{t: t, ctx: ctx, ff: ff, id: tree.Contexts[0].Context}
 }
 
+// navigate loads url in the tab and waits for it to load. The page is a
+// new document, its frames new browsing contexts: a case that navigates
+// the tab sees nothing of the one before.
 func (ft *firefoxTab) navigate(url string) {
 	ft.t.Helper()
 	if err := ft.ff.Call(ft.ctx, "browsingContext.navigate", map[string]any{"context": ft.id, "url": url, "wait": "complete"}, nil); err != nil {
@@ -47,10 +50,18 @@ func (ft *firefoxTab) navigate(url string) {
 }
 
 // callBool calls the function declaration fn with string arguments in the
-// page's own world and returns its boolean result.
+// top page's own world and returns its boolean result.
 func (ft *firefoxTab) callBool(fn string, args ...string) bool {
 	ft.t.Helper()
-	var bidiArgs []map[string]string
+	return ft.callIn(ft.id, fn, args...)
+}
+
+// callIn calls the function declaration fn (which may return a promise)
+// with string arguments in the browsing context id's page world and
+// returns its boolean result.
+func (ft *firefoxTab) callIn(id, fn string, args ...string) bool {
+	ft.t.Helper()
+	bidiArgs := []map[string]string{}
 	for _, a := range args {
 		bidiArgs = append(bidiArgs, map[string]string{"type": "string", "value": a})
 	}
@@ -59,8 +70,8 @@ func (ft *firefoxTab) callBool(fn string, args ...string) bool {
 		Result bidiValue `json:"result"`
 	}
 	err := ft.ff.Call(ft.ctx, "script.callFunction", map[string]any{
-		"functionDeclaration": fn, "arguments": bidiArgs, "awaitPromise": false,
-		"target": map[string]string{"context": ft.id},
+		"functionDeclaration": fn, "arguments": bidiArgs, "awaitPromise": true,
+		"target": map[string]string{"context": id},
 	}, &res)
 	if err != nil || res.Type != "success" || res.Result.Type != "boolean" {
 		ft.t.Fatalf("call in the page: %v (%s)", err, res.Type)
@@ -68,13 +79,12 @@ func (ft *firefoxTab) callBool(fn string, args ...string) bool {
 	return string(res.Result.Value) == "true"
 }
 
-// TestFirefox installs the extension into Firefox ESR as a temporary add-on
-// over WebDriver BiDi and plays its native host: Firefox runs
-// background.scripts (inpage.js, sw.js), which connect, answer an inspect
-// and insert into the focused field.
-func TestFirefox(t *testing.T) {
-	ctx := testContext(t)
-	srv := serve(t, testPages)
+// firefoxWithExtension starts Firefox ESR with the fake native host
+// installed for the extension, and the extension as a temporary add-on
+// over WebDriver BiDi. It returns the browser, the root of its home and
+// XDG directories, and each host connection.
+func firefoxWithExtension(t *testing.T, ctx context.Context) (*browser.Firefox, string, <-chan *hostConn) {
+	t.Helper()
 	sock, ln := listenHost(t)
 	hosts := acceptHosts(t, ctx, ln)
 	root := t.TempDir()
@@ -82,9 +92,6 @@ func TestFirefox(t *testing.T) {
 	// Firefox on Linux reads per-user hosts from ~/.mozilla/native-messaging-hosts.
 	installFakeHost(t, filepath.Join(root, "home", ".mozilla", "native-messaging-hosts"), "allowed_extensions", manifest.FirefoxID)
 	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{Env: env})
-	secret := leakscan.NewSecret(t)
-	defer clear(secret)
-
 	var installed struct {
 		Extension string `json:"extension"`
 	}
@@ -100,6 +107,19 @@ func TestFirefox(t *testing.T) {
 	if installed.Extension != manifest.FirefoxID {
 		t.Fatalf("installed as %q, want %q", installed.Extension, manifest.FirefoxID)
 	}
+	return ff, root, hosts
+}
+
+// TestFirefox installs the extension into Firefox ESR as a temporary add-on
+// over WebDriver BiDi and plays its native host: Firefox runs
+// background.scripts (inpage.js, sw.js), which connect, answer an inspect
+// and insert into the focused field.
+func TestFirefox(t *testing.T) {
+	ctx := testContext(t)
+	srv := serve(t, testPages)
+	ff, root, hosts := firefoxWithExtension(t, ctx)
+	secret := leakscan.NewSecret(t)
+	defer clear(secret)
 
 	h := nextHost(t, ctx, hosts)
 	hello := h.expect(map[string]any{"type": "hello", "version": "0.1.0", "paused": false})

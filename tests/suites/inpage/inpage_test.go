@@ -29,7 +29,8 @@ func TestInPage(t *testing.T) {
 	ctx := testContext(t)
 	srv := serve(t, testPages)
 	_, bctx := startBrowser(t, ctx, false)
-	open := func(t *testing.T, path string) *tab { return openTab(t, bctx, srv.URL+path) }
+	tabs := shareTab(t, bctx)
+	open := func(t *testing.T, path string) *tab { return tabs.visit(t, srv.URL+path) }
 	secret := leakscan.NewSecret(t)
 	defer clear(secret)
 

@@ -63,6 +63,7 @@ func TestFormMethod(t *testing.T) {
 	s := newSite(t)
 
 	t.Run("reported methods", func(t *testing.T) {
+		tabs := shareTab(t, s.bctx)
 		for _, c := range []struct {
 			path  string
 			focus string
@@ -78,7 +79,7 @@ func TestFormMethod(t *testing.T) {
 			{"/click-login", "pw", methods{"", ""}},
 			{"/split-auto", "b0", methods{"", "-"}},
 		} {
-			tb := openTab(t, s.bctx, s.login.URL+c.path)
+			tb := tabs.visit(t, s.login.URL+c.path)
 			if c.path == "/react" {
 				waitFor(t, tb, `document.getElementById("pw") !== null`)
 			}
@@ -105,6 +106,7 @@ func TestFormMethod(t *testing.T) {
 			_, _ = w.Write([]byte("<!doctype html><title>bare</title>" + pages[r.URL.Path]))
 		}))
 		t.Cleanup(srv.Close)
+		tabs := shareTab(t, s.bctx)
 		for path, want := range map[string]methods{
 			"/none":       {"get", "get"},
 			"/invalid":    {"get", "get"},
@@ -115,7 +117,7 @@ func TestFormMethod(t *testing.T) {
 			"/onsubmit": {"", ""},
 			"/onclick":  {"", ""},
 		} {
-			tb := openTab(t, s.bctx, srv.URL+path)
+			tb := tabs.visit(t, srv.URL+path)
 			tb.focus(`document.getElementById("pw")`)
 			if got := methodsOf(t, tb.probe(tb.top(), "tok").Form); got != want {
 				t.Errorf("%s: methods %+v; want %+v", path, got, want)
@@ -198,6 +200,7 @@ func TestFormMethod(t *testing.T) {
 		urlClean(t, tb, secret)
 	})
 
+	flips := shareTab(t, s.bctx)
 	for _, c := range []struct{ name, flip string }{
 		{"the form switched to GET between probe and insert", `document.getElementById("login").method = "get"`},
 		{"the button got formmethod=get between probe and insert", `document.getElementById("go").setAttribute("formmethod", "get")`},
@@ -206,7 +209,7 @@ func TestFormMethod(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			secret := leakscan.NewSecret(t)
-			tb := openTab(t, s.bctx, s.login.URL+"/classic")
+			tb := flips.visit(t, s.login.URL+"/classic")
 			tb.focus("pw")
 			tb.probe(tb.top(), "tok")
 			tb.eval(c.flip + `, true`)
@@ -266,6 +269,7 @@ func TestFormMethodExtension(t *testing.T) {
 	login := loginserver.Start(t, "127.0.0.1")
 	_, bctx := startBrowser(t, ctx, true)
 	w := attachWorker(t, ctx, bctx)
+	tabs := shareTab(t, bctx)
 	type answer struct {
 		reply
 		Submitted bool   `json:"submitted"`
@@ -282,7 +286,7 @@ func TestFormMethodExtension(t *testing.T) {
 	}
 	inspect := func(t *testing.T, path string) (*tab, answer) {
 		t.Helper()
-		tb := openTab(t, bctx, login.URL+path)
+		tb := tabs.visit(t, login.URL+path)
 		tb.focus(`document.getElementById("pw")`)
 		r := ask(map[string]any{"id": 1, "type": "inspect"})
 		if r.Type != "inspected" || r.Field.Kind != "password" || r.Field.Problem != "" {

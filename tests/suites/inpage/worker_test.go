@@ -1,7 +1,6 @@
 package inpage
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -10,19 +9,6 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
-
-// frameTab is a CDP session on the out-of-process iframe whose URL starts
-// with prefix (main world), for focusing and checking fields in it.
-func frameTab(t *testing.T, ctx, browserCtx context.Context, prefix string) *tab {
-	t.Helper()
-	info, err := browser.WaitTarget(ctx, browserCtx, "iframe", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithTargetID(info.TargetID))
-	t.Cleanup(cancel)
-	return &tab{t: t, ctx: fctx}
-}
 
 // TestServiceWorker hands the worker host requests (as PROTOCOL.md §2
 // has them) and checks its replies and the pages.
@@ -91,7 +77,7 @@ func TestServiceWorker(t *testing.T) {
 
 	t.Run("cross-site iframe", func(t *testing.T) {
 		tb := openTab(t, bctx, srv.URL+"/xsite")
-		fr := frameTab(t, ctx, bctx, otherSite+"/password")
+		fr := tb.frame(otherSite + "/password")
 		fr.focus("f")
 		r := inspect(t, "password")
 		if r.Frame == 0 || len(r.Origins) != 2 || r.Origins[0] != otherSite || r.Origins[1] != srv.URL {
@@ -106,8 +92,7 @@ func TestServiceWorker(t *testing.T) {
 	})
 
 	t.Run("a faint iframe makes its field unusable", func(t *testing.T) {
-		openTab(t, bctx, srv.URL+"/xsite-faint")
-		frameTab(t, ctx, bctx, otherSite+"/password").focus("f")
+		openTab(t, bctx, srv.URL+"/xsite-faint").frame(otherSite + "/password").focus("f")
 		r := w.answer(map[string]any{"id": 1, "type": "inspect"})
 		if r.Type != "inspected" || r.Field.Kind != "password" || r.Field.Problem != "transparent" {
 			t.Fatalf("inspect = %+v; want a transparent password field", r)
@@ -116,7 +101,7 @@ func TestServiceWorker(t *testing.T) {
 
 	t.Run("focus moved to another frame", func(t *testing.T) {
 		tb := openTab(t, bctx, srv.URL+"/xsite")
-		frameTab(t, ctx, bctx, otherSite+"/password").focus("f")
+		tb.frame(otherSite + "/password").focus("f")
 		r := inspect(t, "password")
 		tb.focus("f")
 		if v := insert(r, secret); v.Type != "not_inserted" || v.Reason != "frame_changed" {
@@ -131,7 +116,7 @@ func TestServiceWorker(t *testing.T) {
 	// (0463e17): the in-page insert must refuse these on its own.
 	t.Run("top frame: focus moved into a cross-site iframe", func(t *testing.T) {
 		tb := openTab(t, bctx, srv.URL+"/xsite")
-		fr := frameTab(t, ctx, bctx, otherSite+"/password")
+		fr := tb.frame(otherSite + "/password")
 		tb.focus("f")
 		r := inspect(t, "password")
 		if r.Frame != 0 || len(r.Origins) != 1 {
