@@ -14,12 +14,9 @@ import (
 // that names no method is not submitted with GET, and a method=dialog
 // submit is no submit.
 func TestFirefoxFormMethod(t *testing.T) {
-	ctx := testContext(t)
+	x := startFirefox(t)
+	ff, h, tab := x.ff, x.h, x.tab
 	login := loginserver.Start(t, "127.0.0.1")
-	ff, root, hosts := firefoxWithExtension(t, ctx)
-	h := nextHost(t, ctx, hosts)
-	h.expect(map[string]any{"type": "hello"})
-	tab := firstFirefoxTab(t, ctx, ff)
 	id := 0
 	inspect := func(path string) map[string]any {
 		t.Helper()
@@ -79,6 +76,6 @@ func TestFirefoxFormMethod(t *testing.T) {
 	ff.Stop()
 	for _, s := range secrets {
 		leakscan.Bytes(t, s, "the browser's output", []byte(ff.Output()))
-		leakscan.Dirs(t, s, ff.Profile, root)
+		leakscan.Dirs(t, s, ff.Profile, x.root)
 	}
 }

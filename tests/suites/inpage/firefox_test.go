@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/internal/manifest"
@@ -79,12 +78,22 @@ func (ft *firefoxTab) callIn(id, fn string, args ...string) bool {
 	return string(res.Result.Value) == "true"
 }
 
-// firefoxWithExtension starts Firefox ESR with the fake native host
-// installed for the extension, and the extension as a temporary add-on
-// over WebDriver BiDi. It returns the browser, the root of its home and
-// XDG directories, and each host connection.
-func firefoxWithExtension(t *testing.T, ctx context.Context) (*browser.Firefox, string, <-chan *hostConn) {
+// firefoxHosted is Firefox ESR with the extension and this test as its
+// native host.
+type firefoxHosted struct {
+	ctx  context.Context
+	ff   *browser.Firefox
+	root string      // the browser's home and XDG directories
+	h    *hostConn   // the extension's connection, greeted
+	tab  *firefoxTab // the browser's first tab
+}
+
+// startFirefox starts Firefox ESR with the fake native host installed for
+// the extension, installs the extension as a temporary add-on over
+// WebDriver BiDi and waits for its hello.
+func startFirefox(t *testing.T) *firefoxHosted {
 	t.Helper()
+	ctx := testContext(t)
 	sock, ln := listenHost(t)
 	hosts := acceptHosts(t, ctx, ln)
 	root := t.TempDir()
@@ -107,7 +116,7 @@ func firefoxWithExtension(t *testing.T, ctx context.Context) (*browser.Firefox, 
 	if installed.Extension != manifest.FirefoxID {
 		t.Fatalf("installed as %q, want %q", installed.Extension, manifest.FirefoxID)
 	}
-	return ff, root, hosts
+	return &firefoxHosted{ctx: ctx, ff: ff, root: root, h: greeted(t, ctx, hosts, "Firefox/"), tab: firstFirefoxTab(t, ctx, ff)}
 }
 
 // TestFirefox installs the extension into Firefox ESR as a temporary add-on
@@ -115,21 +124,15 @@ func firefoxWithExtension(t *testing.T, ctx context.Context) (*browser.Firefox, 
 // background.scripts (inpage.js, sw.js), which connect, answer an inspect
 // and insert into the focused field.
 func TestFirefox(t *testing.T) {
-	ctx := testContext(t)
+	x := startFirefox(t)
+	ff, h, tab := x.ff, x.h, x.tab
 	srv := serve(t, testPages)
-	ff, root, hosts := firefoxWithExtension(t, ctx)
 	secret := leakscan.NewSecret(t)
 	defer clear(secret)
 
-	h := nextHost(t, ctx, hosts)
-	hello := h.expect(map[string]any{"type": "hello", "version": "0.1.0", "paused": false})
-	if ua, _ := hello["user_agent"].(string); !strings.Contains(ua, "Firefox/") {
-		t.Errorf("hello user_agent = %q", ua)
-	}
 	h.send(map[string]any{"id": 1, "type": "ping"})
 	h.expect(map[string]any{"id": 1, "type": "pong"})
 
-	tab := firstFirefoxTab(t, ctx, ff)
 	tab.navigate(srv.URL + "/password")
 	if !tab.callBool(`function () { f.focus(); return document.activeElement === f; }`) {
 		t.Fatal("could not focus the field")
@@ -153,5 +156,5 @@ func TestFirefox(t *testing.T) {
 
 	ff.Stop()
 	leakscan.Bytes(t, secret, "the browser's output", []byte(ff.Output()))
-	leakscan.Dirs(t, secret, ff.Profile, root)
+	leakscan.Dirs(t, secret, ff.Profile, x.root)
 }

@@ -224,19 +224,23 @@ func (tb *tab) checked(res runtime.CallFunctionOnResult, err error, op string) *
 
 // probeResult is what fillgateInPage("probe") returns.
 type probeResult struct {
-	Origin        string `json:"origin"`
-	Top           bool   `json:"top"`
-	Path          []int  `json:"path"`
-	ActiveIsFrame bool   `json:"activeIsFrame"`
-	ChildIndex    int    `json:"childIndex"`
-	Field         struct {
-		Kind    string `json:"kind"`
-		Split   int    `json:"split"`
-		Problem string `json:"problem"`
-	} `json:"field"`
-	Form       json.RawMessage `json:"form"`
-	Account    string          `json:"account"`
-	ClosedHost bool            `json:"closedHost"`
+	Origin        string          `json:"origin"`
+	Top           bool            `json:"top"`
+	Path          []int           `json:"path"`
+	ActiveIsFrame bool            `json:"activeIsFrame"`
+	ChildIndex    int             `json:"childIndex"`
+	Field         fieldInfo       `json:"field"`
+	Form          json.RawMessage `json:"form"`
+	Account       string          `json:"account"`
+	ClosedHost    bool            `json:"closedHost"`
+}
+
+// fieldInfo is what the probe, and the extension's inspect, say of the
+// focused field.
+type fieldInfo struct {
+	Kind    string `json:"kind"`
+	Split   int    `json:"split"`
+	Problem string `json:"problem"`
 }
 
 // verdict is what fillgateInPage("insert") returns.

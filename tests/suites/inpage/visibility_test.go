@@ -150,7 +150,11 @@ func judgedByExtension(t *testing.T, x extensionPage, site string, tricks []tric
 				t.Fatalf("insert = %v; want not_inserted not_usable", v)
 			}
 			if !x.empty() {
-				t.Error(map[bool]string{false: "the field changed", true: "the framed field changed"}[inFrame])
+				what := "the field"
+				if inFrame {
+					what = "the framed field"
+				}
+				t.Error(what + " changed")
 			}
 		})
 	}
@@ -241,22 +245,19 @@ func (c *chromiumExtensionPage) ask(msg map[string]any) map[string]any {
 // paints over the field decide there, and the closed shadow root is
 // reached with Element.openOrClosedShadowRoot.
 func TestVisibilityFirefox(t *testing.T) {
-	ctx := testContext(t)
+	f := startFirefox(t)
 	srv := serve(t, testPages)
-	ff, root, hosts := firefoxWithExtension(t, ctx)
 	secret := leakscan.NewSecret(t)
 	defer clear(secret)
-	h := nextHost(t, ctx, hosts)
-	h.expect(map[string]any{"type": "hello"})
-	x := &firefoxExtensionPage{tab: firstFirefoxTab(t, ctx, ff), h: h, id: 10}
 
-	replies := judgedByExtension(t, x, srv.URL, tricks, secret)
+	replies := judgedByExtension(t, &firefoxExtensionPage{tab: f.tab, h: f.h, id: 10}, srv.URL, tricks, secret)
 
+	ff := f.ff
 	ff.Stop()
 	out, _ := json.Marshal(replies)
 	leakscan.Bytes(t, secret, "the extension's replies", out)
 	leakscan.Bytes(t, secret, "the browser's output", []byte(ff.Output()))
-	leakscan.Dirs(t, secret, ff.Profile, root)
+	leakscan.Dirs(t, secret, ff.Profile, f.root)
 }
 
 // firefoxExtensionPage plays the native host over the extension's port.
