@@ -9,6 +9,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
+	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 )
 
 // TestPromptPortHeldWhileWindowOpen: once answered, the prompt's window
@@ -21,11 +22,7 @@ func TestPromptPortHeldWhileWindowOpen(t *testing.T) {
 	r := newRig(t, setup{page: loginPage("https://github.com")})
 	r.ext.Ignore("close_prompt") // the window's close takes its whole budget
 	freed := make(chan error, 1)
-	r.behave(func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		if err := submitOn(ctx, p, r.secret); err != nil {
 			return err
 		}
@@ -45,7 +42,7 @@ func TestPromptPortHeldWhileWindowOpen(t *testing.T) {
 		resp.Body.Close()
 		freed <- nil
 		return nil
-	})
+	}))
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusOK, "inserted")
 	if err := <-freed; errors.Is(err, syscall.ECONNREFUSED) {

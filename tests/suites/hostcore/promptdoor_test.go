@@ -96,17 +96,13 @@ func TestPromptDoorAtTheHost(t *testing.T) {
 	other := r.newSecret()
 	attack := r.newSecret()
 	first := make(chan *fakehuman.Page, 1)
-	r.behave(func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		if strings.Contains(p.HTML(), `for <code dir="ltr">login.github.com</code>`) {
 			return submitOn(ctx, p, other) // the second prompt: answered at once
 		}
 		first <- p // the first: the test answers it at the end
 		return nil
-	})
+	}))
 	a := r.startFill("github.com")
 	var page *fakehuman.Page
 	select {
