@@ -79,7 +79,7 @@ func TestVisibility(t *testing.T) {
 			if c.path == "/ok/closed-shadow-root" {
 				// This world cannot see into a closed shadow root: the
 				// probe says so, and the CDP fallback resolves the root
-				// (tests/suites/cdpe2e TestClosedShadowRoot).
+				// (tests/suites/cdpe2e TestBrowser/ClosedShadowRoot).
 				if p.Field.Kind != "other" || !p.ClosedHost {
 					t.Fatalf("probe = %+v; want the shadow host, flagged closedHost", p)
 				}
