@@ -2,7 +2,6 @@ package cdpe2e
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -10,24 +9,13 @@ import (
 
 	hostcdp "github.com/fillgate/fillgate/internal/cdp"
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
 )
 
-// submit runs Insert with then submit and a copy of secret, and scans
-// what comes back.
+// submit runs Insert with then submit.
 func (e *env) submit(b *hostcdp.Browser, in fill.Inspection, secret []byte) fill.Verdict {
 	e.t.Helper()
-	value := append([]byte(nil), secret...)
-	v, err := b.Insert(e.step(), in, value, fill.InsertOptions{Then: fill.ThenSubmit})
-	clear(value)
-	if err != nil {
-		leakscan.Bytes(e.t, secret, "the insert error", []byte(err.Error()))
-		e.t.Fatalf("insert: %v", err)
-	}
-	out, _ := json.Marshal(v)
-	leakscan.Bytes(e.t, secret, "the verdict", out)
-	return v
+	return e.insertThen(b, in, secret, fill.ThenSubmit)
 }
 
 // pageHolds reports whether the page in ctx still holds secret in an
@@ -47,26 +35,29 @@ func welcomed(t testing.TB, tb *tab) {
 	}
 }
 
-// TestSubmitAndLeaveNothing runs the after-fill flow over the CDP fallback
+// submitAndLeaveNothing runs the after-fill flow over the CDP fallback
 // against the recording login site in real Chromium: the service gets the
 // value exactly once where a login happens, never otherwise, and the page
 // holds nothing afterwards.
-func TestSubmitAndLeaveNothing(t *testing.T) {
-	e := newEnvWithin(t, 5*time.Minute)
+func submitAndLeaveNothing(t *testing.T, e *env) {
 	login, other := loginserver.Start(t, "127.0.0.3"), loginserver.Start(t, "127.0.0.4")
 	login.SetOther(other.URL)
 	const svc = "127.0.0.3"
 
 	// open opens path, focuses the element focus evaluates to, connects
 	// and inspects.
-	open := func(t *testing.T, path, focus, kind string) (*tab, *hostcdp.Browser, fill.Inspection) {
-		t.Helper()
+	open := func(e *env, path, focus, kind string) (*tab, *hostcdp.Browser, fill.Inspection) {
+		e.t.Helper()
 		tb := e.openTab(login.URL + path)
 		tb.eval(`(` + focus + `).focus(), true`)
 		b := e.connect(hostcdp.Options{Tab: string(tb.id)})
 		in := e.inspect(b, svc, kind)
-		wantKind(t, in, kind)
+		wantKind(e.t, in, kind)
 		return tb, b, in
+	}
+	// run runs a case on tabs of its own.
+	run := func(name string, f func(t *testing.T, e *env)) {
+		t.Run(name, func(t *testing.T) { f(t, e.sub(t)) })
 	}
 	want := func(t *testing.T, v fill.Verdict, w fill.Verdict) {
 		t.Helper()
@@ -76,10 +67,10 @@ func TestSubmitAndLeaveNothing(t *testing.T) {
 	}
 	pw := `document.getElementById("pw")`
 
-	t.Run("classic POST", func(t *testing.T) {
+	run("classic POST", func(t *testing.T, e *env) {
 		secret := e.secret()
 		login.SetRight(secret)
-		tb, b, in := open(t, "/classic", pw, fill.FieldPassword)
+		tb, b, in := open(e, "/classic", pw, fill.FieldPassword)
 		if in.Form == nil || in.Form.Action != login.URL || in.Form.Submitter == nil {
 			t.Fatalf("inspected form %+v", in.Form)
 		}
@@ -90,10 +81,10 @@ func TestSubmitAndLeaveNothing(t *testing.T) {
 		}
 	})
 
-	t.Run("react controlled form, wrong password", func(t *testing.T) {
+	run("react controlled form, wrong password", func(t *testing.T, e *env) {
 		secret := e.secret()
 		login.SetRight(e.secret())
-		tb, b, in := open(t, "/react", pw, fill.FieldPassword)
+		tb, b, in := open(e, "/react", pw, fill.FieldPassword)
 		want(t, e.submit(b, in, secret), fill.Verdict{Inserted: true, Matched: true, Submitted: true, Cleared: true})
 		if login.Logins("/api/login", secret) != 1 {
 			t.Fatalf("the service got the value %d times; want once", login.Carrying(secret))
@@ -103,11 +94,11 @@ func TestSubmitAndLeaveNothing(t *testing.T) {
 		}
 	})
 
-	t.Run("six boxes that submit themselves", func(t *testing.T) {
+	run("six boxes that submit themselves", func(t *testing.T, e *env) {
 		code := splitSecret(t)
 		e.secrets = append(e.secrets, code)
 		login.SetRight(code)
-		tb, b, in := open(t, "/split-auto", `document.getElementById("b0")`, fill.FieldOTP)
+		tb, b, in := open(e, "/split-auto", `document.getElementById("b0")`, fill.FieldOTP)
 		v := e.submit(b, in, code)
 		// The widget logs in and navigates by itself, as soon as its
 		// last box is filled: on a loaded machine the page may leave
@@ -123,19 +114,19 @@ func TestSubmitAndLeaveNothing(t *testing.T) {
 		}
 	})
 
-	t.Run("required checkbox left unchecked", func(t *testing.T) {
+	run("required checkbox left unchecked", func(t *testing.T, e *env) {
 		secret := e.secret()
-		tb, b, in := open(t, "/required", pw, fill.FieldPassword)
+		tb, b, in := open(e, "/required", pw, fill.FieldPassword)
 		want(t, e.submit(b, in, secret), fill.Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "invalid", StoppedBy: "I accept the terms"})
 		if login.Carrying(secret) != 0 || pageHolds(t, tb.ctx, "pw", secret) {
 			t.Fatal("the value was sent, or it is still in the page")
 		}
 	})
 
-	t.Run("field in no form", func(t *testing.T) {
+	run("field in no form", func(t *testing.T, e *env) {
 		secret := e.secret()
 		login.SetRight(secret)
-		tb, b, in := open(t, "/noform", pw, fill.FieldPassword)
+		tb, b, in := open(e, "/noform", pw, fill.FieldPassword)
 		if in.Form != nil {
 			t.Fatalf("a field in no form has form %+v", in.Form)
 		}
@@ -146,18 +137,18 @@ func TestSubmitAndLeaveNothing(t *testing.T) {
 		}
 	})
 
-	t.Run("the frame goes away during the call", func(t *testing.T) {
+	run("the frame goes away during the call", func(t *testing.T, e *env) {
 		secret := e.secret()
 		login.SetRight(secret)
-		tb, b, in := open(t, "/frame-host", `document.getElementById("fr").contentDocument.getElementById("pw")`, fill.FieldPassword)
+		tb, b, in := open(e, "/frame-host", `document.getElementById("fr").contentDocument.getElementById("pw")`, fill.FieldPassword)
 		want(t, e.submit(b, in, secret), fill.Verdict{Inserted: true, Matched: true, Navigated: true, Unconfirmed: true})
 		if login.Logins("/api/login", secret) != 1 || !tb.evalBool(`document.getElementById("fr") === null`) {
 			t.Fatalf("the service got the value %d times (want once), or the frame is still there", login.Carrying(secret))
 		}
 	})
 
-	t.Run("the form is reported for the policy", func(t *testing.T) {
-		_, _, in := open(t, "/formaction", pw, fill.FieldPassword)
+	run("the form is reported for the policy", func(t *testing.T, e *env) {
+		_, _, in := open(e, "/formaction", pw, fill.FieldPassword)
 		if in.Form == nil || in.Form.Action != login.URL || in.Form.Submitter == nil || in.Form.Submitter.Action != other.URL {
 			t.Fatalf("inspected form %+v; want the form's action here and the button's there", in.Form)
 		}

@@ -30,7 +30,7 @@ func BenchmarkCDPFill(b *testing.B) {
 		tb.eval(clearField)
 		value := append([]byte(nil), secret...)
 		start := time.Now()
-		br, err := hostcdp.Connect(e.step(), e.endpoint(), hostcdp.Options{Logf: e.log.Printf})
+		br, err := hostcdp.Connect(e.step(), e.endpoint(), hostcdp.Options{Logf: e.log.Logf})
 		if err != nil {
 			b.Fatalf("connect: %v", err)
 		}

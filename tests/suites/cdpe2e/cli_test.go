@@ -28,6 +28,7 @@ import (
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // fillgateBin is the fillgate binary TestMain builds once for the CLI
@@ -105,8 +106,7 @@ func runWithBinary(m *testing.M) int {
 // may be left, and no file under its dir may hold one of its secrets; then
 // it closes its tabs for the next scenario.
 type scene struct {
-	*env          // the shared browser, with the scenario's t and tabs
-	parent *env   // the shared env, which scans the profile at the end
+	*env          // the shared browser, with the scenario's t and tabs; up scans the profile at the end
 	dir    string // fillgate's HOME and XDG dirs
 	vars   map[string]string
 	opened string   // the file the fake opener appends each page path to
@@ -117,11 +117,7 @@ type scene struct {
 // scene starts a scenario in subtest t.
 func (e *env) scene(t *testing.T) *scene {
 	t.Helper()
-	sub := *e
-	sub.t = t
-	sub.user = map[target.ID]bool{}
-	sub.secrets = nil
-	sc := &scene{env: &sub, parent: e, dir: t.TempDir(), vars: map[string]string{}}
+	sc := &scene{env: e.fork(t), dir: t.TempDir(), vars: map[string]string{}}
 	for _, kv := range browser.BaseEnv(sc.dir) {
 		k, v, _ := strings.Cut(kv, "=")
 		sc.vars[k] = v
@@ -154,35 +150,7 @@ func (e *env) scene(t *testing.T) *scene {
 // scenario starts from the shared tabs alone.
 func (sc *scene) finish() {
 	t := sc.t
-	// Closing a tab is asynchronous: one fillgate closed just before it
-	// exited may still be listed for a moment.
-	open := sc.pageTargets()
-	for wait := time.Now().Add(5 * time.Second); time.Now().Before(wait) && sc.ctx.Err() == nil; {
-		if !slices.ContainsFunc(open, func(id target.ID) bool { return !sc.user[id] && !sc.parent.user[id] }) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-		open = sc.pageTargets()
-	}
-	for id := range sc.user {
-		if !slices.Contains(open, id) {
-			t.Errorf("a user tab was closed")
-		}
-	}
-	conn := chromedp.FromContext(sc.bctx).Browser
-	for _, id := range open {
-		if sc.parent.user[id] {
-			continue
-		}
-		if !sc.user[id] {
-			t.Errorf("a tab fillgate opened (the prompt tab) is still open")
-		}
-		if _, err := cdp.Call(sc.ctx, conn, target.CloseTarget, target.CloseTargetParams{TargetID: id}); err != nil {
-			t.Errorf("close a tab: %v", err)
-		}
-	}
-	sc.waitTabsGone()
-
+	sc.endTabs(func(target.ID) { t.Errorf("a tab fillgate opened (the prompt tab) is still open") })
 	if _, err := os.Stat(sc.decoy); err == nil {
 		t.Errorf("fillgate ran the opener in the agent's PATH")
 	}
@@ -200,26 +168,7 @@ func (sc *scene) finish() {
 		leakscan.Process(t, s, sc.chrome.Cmd.Process.Pid)
 		leakscan.Process(t, s, os.Getpid())
 	}
-	sc.parent.secrets = append(sc.parent.secrets, sc.secrets...)
-}
-
-// waitTabsGone waits until only the shared env's own tabs are left, so
-// the next scenario starts from there.
-func (sc *scene) waitTabsGone() {
-	ctx, cancel := context.WithTimeout(sc.ctx, 10*time.Second)
-	defer cancel()
-	for {
-		extra := slices.DeleteFunc(sc.pageTargets(), func(id target.ID) bool { return sc.parent.user[id] })
-		if len(extra) == 0 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			sc.t.Errorf("%d tabs are still open after the scenario closed its own", len(extra))
-			return
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	sc.up.secrets = append(sc.up.secrets, sc.secrets...)
 }
 
 // httpEndpoint is the shared browser's endpoint in its http:// form.
@@ -246,6 +195,15 @@ func (sc *scene) userTab(rawURL string) *tab {
 			sc.t.Errorf("a user tab navigated, reloaded or closed (%v)", err)
 		}
 	})
+	return tb
+}
+
+// passwordTab opens the password page of origin A as the user and clicks
+// into its password field.
+func (sc *scene) passwordTab() *tab {
+	sc.t.Helper()
+	tb := sc.userTab(sc.originA + "/password")
+	tb.click(100, 95)
 	return tb
 }
 
@@ -426,22 +384,24 @@ func (sc *scene) promptPage(r *fillRun, n int) string {
 	sc.t.Helper()
 	ctx, cancel := context.WithTimeout(sc.ctx, 30*time.Second)
 	defer cancel()
-	for {
-		if pages := sc.openedPages(); len(pages) >= n {
-			if len(pages) > n {
-				sc.t.Fatalf("the opener got %d pages, want %d", len(pages), n)
-			}
-			return pages[n-1]
+	var pages []string
+	if poll.Until(ctx, 25*time.Millisecond, func() (bool, error) {
+		if pages = sc.openedPages(); len(pages) >= n {
+			return true, nil
 		}
 		select {
 		case <-r.done:
-			o := r.wait()
-			sc.t.Fatalf("fillgate ended before opening the prompt: %s", sc.safe(o.stdout))
-		case <-ctx.Done():
-			sc.t.Fatalf("the system opener was not called")
-		case <-time.After(25 * time.Millisecond):
+			sc.t.Fatalf("fillgate ended before opening the prompt: %s", sc.safe(r.wait().stdout))
+		default:
 		}
+		return false, nil
+	}) != nil {
+		sc.t.Fatalf("the system opener was not called")
 	}
+	if len(pages) > n {
+		sc.t.Fatalf("the opener got %d pages, want %d", len(pages), n)
+	}
+	return pages[n-1]
 }
 
 // wantOpened checks how many prompts the fake opener was given.
@@ -482,31 +442,38 @@ func (sc *scene) openPrompt(page, origin string) *fakehuman.Page {
 }
 
 // promptTab waits for the tab fillgate opened in the browser for the
-// prompt: a page target that is nobody's tab, on a loopback http URL.
+// prompt of run r, and returns it and its URL.
 func (sc *scene) promptTab(r *fillRun) (target.ID, string) {
+	sc.t.Helper()
+	in := sc.promptTarget(r.done, func() string { return sc.safe(r.wait().stdout) })
+	return in.TargetID, in.URL
+}
+
+// promptTarget waits for the tab fillgate opened in the browser for the
+// prompt: a page target that is nobody's tab, on a loopback http URL. A
+// run that ends (done closes) first fails the test, with what ended says.
+func (sc *scene) promptTarget(done <-chan struct{}, ended func() string) *target.Info {
 	sc.t.Helper()
 	ctx, cancel := context.WithTimeout(sc.ctx, 30*time.Second)
 	defer cancel()
-	for {
-		infos, err := chromedp.Targets(sc.bctx)
-		if err != nil {
-			sc.t.Fatalf("targets: %v", err)
-		}
-		for _, in := range infos {
-			if in.Type == "page" && !sc.user[in.TargetID] && !sc.parent.user[in.TargetID] &&
-				strings.HasPrefix(in.URL, "http://127.0.0.1:") {
-				return in.TargetID, in.URL
+	var found *target.Info
+	if poll.Until(ctx, 25*time.Millisecond, func() (bool, error) {
+		for _, in := range sc.targets("page") {
+			if !sc.known(in.TargetID) && strings.HasPrefix(in.URL, "http://127.0.0.1:") {
+				found = in
+				return true, nil
 			}
 		}
 		select {
-		case <-r.done:
-			o := r.wait()
-			sc.t.Fatalf("fillgate ended before opening the prompt tab: %s", sc.safe(o.stdout))
-		case <-ctx.Done():
-			sc.t.Fatalf("no prompt tab appeared")
-		case <-time.After(25 * time.Millisecond):
+		case <-done:
+			sc.t.Fatalf("fillgate ended before opening the prompt tab: %s", ended())
+		default:
 		}
+		return false, nil
+	}) != nil {
+		sc.t.Fatalf("no prompt tab appeared")
 	}
+	return found
 }
 
 // answerInTab plays the human at the prompt tab in the browser itself:
@@ -519,19 +486,9 @@ func (sc *scene) answerInTab(id target.ID, promptURL string, secret []byte, ment
 		sc.t.Fatalf("attach to the prompt tab: %v", err)
 	}
 	defer cancel()
-	wait, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	ready := `document.readyState === 'complete' && location.href === ` + quote(promptURL)
-	for {
-		ok, err := chromedp.Run(wait, chromedp.Evaluate[bool](ready))
-		if err == nil && ok {
-			break
-		}
-		select {
-		case <-wait.Done():
-			sc.t.Fatalf("the prompt tab did not load")
-		case <-time.After(25 * time.Millisecond):
-		}
+	prompt := &tab{e: sc.env, id: id, ctx: ctx}
+	if !prompt.becomes(`document.readyState === 'complete' && location.href === ` + quote(promptURL)) {
+		sc.t.Fatalf("the prompt tab did not load")
 	}
 	// Autofocus applies at the next rendered frame.
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`new Promise(r => requestAnimationFrame(() => r()))`, chromedp.EvalAwaitPromise)); err != nil {
@@ -682,8 +639,7 @@ func TestCLI(t *testing.T) {
 	t.Run("cdp-tab prompt, password, --via cdp", func(t *testing.T) {
 		sc := e.scene(t)
 		sc.policy("prompt_opener = \"cdp-tab\"\n")
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		tb := sc.passwordTab()
 		secret := sc.secret()
 		r := sc.fill("--service", "127.0.0.1", "--via", "cdp", "--json")
 		id, promptURL := sc.promptTab(r)
@@ -768,8 +724,7 @@ func TestCLI(t *testing.T) {
 
 	t.Run("endpoint resolution", func(t *testing.T) {
 		sc := e.scene(t)
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		sc.passwordTab()
 		live := sc.httpEndpoint()
 		dead0, dead1, dead2 := deadEndpoint(t), deadEndpoint(t), deadEndpoint(t)
 		// Asking for a service no tab has is refused after inspecting the
@@ -811,8 +766,7 @@ func TestCLI(t *testing.T) {
 
 	t.Run("non-loopback endpoint", func(t *testing.T) {
 		sc := e.scene(t)
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		sc.passwordTab()
 		// 10.255.255.1 is not routed: a dial would hang for minutes (until
 		// the kernel gives up on the SYN), long past the 20 s safety net. A
 		// refusal inside it shows that no dial was made; it is not a
@@ -878,8 +832,7 @@ func TestCLI(t *testing.T) {
 
 	t.Run("no_response, cool-down across processes, another service", func(t *testing.T) {
 		sc := e.scene(t)
-		a := sc.userTab(sc.originA + "/password")
-		a.click(100, 95)
+		a := sc.passwordTab()
 		b := sc.userTab(sc.originB + "/otp")
 		b.click(100, 95)
 
@@ -930,8 +883,7 @@ func TestCLI(t *testing.T) {
 
 	t.Run("one prompt per service across processes", func(t *testing.T) {
 		sc := e.scene(t)
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		tb := sc.passwordTab()
 		secret := sc.secret()
 		first := sc.fill("--service", "127.0.0.1", "--json")
 		page := sc.promptPage(first, 1)
@@ -966,8 +918,7 @@ func TestCLI(t *testing.T) {
 
 	t.Run("cancel", func(t *testing.T) {
 		sc := e.scene(t)
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		tb := sc.passwordTab()
 
 		// The human types, then presses Cancel.
 		secret := sc.secret()
@@ -1049,10 +1000,8 @@ func TestCLI(t *testing.T) {
 
 	t.Run("refused: several matching tabs, then --tab", func(t *testing.T) {
 		sc := e.scene(t)
-		first := sc.userTab(sc.originA + "/password")
-		first.click(100, 95)
-		second := sc.userTab(sc.originA + "/password")
-		second.click(100, 95)
+		first := sc.passwordTab()
+		second := sc.passwordTab()
 
 		o := sc.fill("--service", "127.0.0.1", "--json").wait()
 		o.want(sc, fill.StatusRefused, "several page targets match the service", "--tab", "candidates: "+sc.originA)

@@ -43,12 +43,18 @@ func (e *env) inspect(b *hostcdp.Browser, service, field string) fill.Inspection
 	return in
 }
 
-// insert runs Insert with a copy of secret (zeroed afterwards, as the
-// Engine does) and scans what comes back for it.
+// insert runs Insert with then none.
 func (e *env) insert(b *hostcdp.Browser, in fill.Inspection, secret []byte) fill.Verdict {
 	e.t.Helper()
+	return e.insertThen(b, in, secret, fill.ThenNone)
+}
+
+// insertThen runs Insert with a copy of secret (zeroed afterwards, as the
+// Engine does) and then, and scans what comes back for secret.
+func (e *env) insertThen(b *hostcdp.Browser, in fill.Inspection, secret []byte, then string) fill.Verdict {
+	e.t.Helper()
 	value := append([]byte(nil), secret...)
-	v, err := b.Insert(e.step(), in, value, fill.InsertOptions{Then: fill.ThenNone})
+	v, err := b.Insert(e.step(), in, value, fill.InsertOptions{Then: then})
 	clear(value)
 	if err != nil {
 		leakscan.Bytes(e.t, secret, "the insert error", []byte(err.Error()))
@@ -118,12 +124,75 @@ func wantRefused(t testing.TB, v fill.Verdict, reason string) {
 	}
 }
 
-func TestPassword(t *testing.T) {
-	e := newEnv(t)
+// TestBrowser runs fillgate's cdp.Browser against one real headless
+// Chromium that its cases share, each on tabs of its own (env.sub: a
+// case's tabs are closed, and must all have stayed open, before the next
+// starts; the profile is scanned for every case's secrets once the
+// browser stopped).
+func TestBrowser(t *testing.T) {
+	e := newEnvWithin(t, 10*time.Minute)
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, *env)
+	}{
+		{"Password", password},
+		{"OneTimeCode", oneTimeCode},
+		{"SplitCode", splitCode},
+		{"CrossOriginIframe", crossOriginIframe},
+		{"HiddenIframeIsReported", hiddenIframeIsReported},
+		{"ClosedShadowRoot", closedShadowRoot},
+		{"SpoofingPageCannotFoolTheChecks", spoofingPageCannotFoolTheChecks},
+		{"FocusMovedBeforeInsert", beforeInsert("focus_moved", func(e *env, tb *tab) {
+			tb.click(100, 35) // the user moves to the username field
+		})},
+		{"NavigationBeforeInsert", beforeInsert("origin_changed", func(e *env, tb *tab) {
+			tb.navigate(e.originB + "/password") // to another origin, while the prompt is open
+			tb.click(100, 95)
+		})},
+		{"ReloadBeforeInsert", beforeInsert("element_gone", func(e *env, tb *tab) {
+			tb.navigate(e.originA + "/password")
+			tb.click(100, 95)
+		})},
+		{"IframeNavigatedBeforeInsert", iframeNavigatedBeforeInsert},
+		{"TabClosedBeforeInsert", tabClosedBeforeInsert},
+		{"SeveralTabs", severalTabs},
+		{"CloseLeavesTheTabOpen", closeLeavesTheTabOpen},
+		{"DetachOnCancelIsWhatKeepsTabs", detachOnCancelIsWhatKeepsTabs},
+		{"PromptInCDPTab", promptInCDPTab},
+		{"PromptWithSystemOpener", promptWithSystemOpener},
+		{"SubmitAndLeaveNothing", submitAndLeaveNothing},
+		{"CancelWhileOpeningThePromptTab", cancelWhileOpeningThePromptTab},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.run(t, e.sub(t)) })
+	}
+}
+
+// onPassword opens the password page of origin A as the user, clicks
+// into its password field, connects and inspects.
+func (e *env) onPassword() (*tab, *hostcdp.Browser, fill.Inspection) {
+	e.t.Helper()
 	tb := e.openTab(e.originA + "/password")
 	tb.click(100, 95)
 	b := e.connect(hostcdp.Options{})
-	in := e.inspect(b, "127.0.0.1", fill.FieldPassword)
+	return tb, b, e.inspect(b, "127.0.0.1", fill.FieldPassword)
+}
+
+// beforeInsert is a case where change happens to the password page
+// between inspect and insert: the insert is refused with reason, and no
+// field is filled.
+func beforeInsert(reason string, change func(e *env, tb *tab)) func(*testing.T, *env) {
+	return func(t *testing.T, e *env) {
+		tb, b, in := e.onPassword()
+		change(e, tb)
+		wantRefused(t, e.insert(b, in, e.secret()), reason)
+		if !allEmpty(t, tb.ctx) {
+			t.Fatalf("a field was filled although the insert was refused (%s)", reason)
+		}
+	}
+}
+
+func password(t *testing.T, e *env) {
+	tb, b, in := e.onPassword()
 	wantKind(t, in, fill.FieldPassword)
 	if len(in.Origins) != 1 || in.Origins[0] != e.originA {
 		t.Fatalf("origins = %v, want [%s]", in.Origins, e.originA)
@@ -138,8 +207,7 @@ func TestPassword(t *testing.T) {
 	}
 }
 
-func TestOneTimeCode(t *testing.T) {
-	e := newEnv(t)
+func oneTimeCode(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/otp")
 	tb.click(100, 95)
 	b := e.connect(hostcdp.Options{})
@@ -152,8 +220,7 @@ func TestOneTimeCode(t *testing.T) {
 	}
 }
 
-func TestSplitCode(t *testing.T) {
-	e := newEnv(t)
+func splitCode(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/split")
 	tb.click(35, 95) // the first box
 	b := e.connect(hostcdp.Options{})
@@ -184,8 +251,7 @@ func splitSecret(t testing.TB) []byte {
 	return b
 }
 
-func TestCrossOriginIframe(t *testing.T) {
-	e := newEnv(t)
+func crossOriginIframe(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/frame?src=" + e.originB + "/password")
 	fctx := e.frameCtx(e.originB + "/password") // an out-of-process frame
 	tb.click(100, 95)                           // the password field inside the iframe
@@ -202,8 +268,7 @@ func TestCrossOriginIframe(t *testing.T) {
 	}
 }
 
-func TestHiddenIframeIsReported(t *testing.T) {
-	e := newEnv(t)
+func hiddenIframeIsReported(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/frame?src=" + e.originB + "/password")
 	e.frameCtx(e.originB + "/password")
 	tb.click(100, 95)
@@ -215,12 +280,11 @@ func TestHiddenIframeIsReported(t *testing.T) {
 	}
 }
 
-// TestClosedShadowRoot fills a field in a closed shadow root (nested in
+// closedShadowRoot fills a field in a closed shadow root (nested in
 // another): the CDP isolated world cannot see into it, so fillgate resolves
 // the roots with DOM.describeNode and DOM.resolveNode and passes them to the
 // in-page function, which checks and inserts in one call as usual.
-func TestClosedShadowRoot(t *testing.T) {
-	e := newEnv(t)
+func closedShadowRoot(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/closed-shadow")
 	tb.click(100, 95)
 	if !tb.evalBool(`window.inner.activeElement === window.inner.getElementById('pw') && document.activeElement.id === 'host'`) {
@@ -245,8 +309,7 @@ func TestClosedShadowRoot(t *testing.T) {
 	}
 }
 
-func TestSpoofingPageCannotFoolTheChecks(t *testing.T) {
-	e := newEnv(t)
+func spoofingPageCannotFoolTheChecks(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/spoof")
 	if !tb.evalBool(`document.activeElement === document.getElementById('pw') && document.getElementById('user').type === 'password'`) {
 		t.Fatalf("the spoofing page's overrides are not in place")
@@ -283,54 +346,7 @@ func TestSpoofingPageCannotFoolTheChecks(t *testing.T) {
 	}
 }
 
-func TestFocusMovedBeforeInsert(t *testing.T) {
-	e := newEnv(t)
-	tb := e.openTab(e.originA + "/password")
-	tb.click(100, 95)
-	b := e.connect(hostcdp.Options{})
-	in := e.inspect(b, "127.0.0.1", fill.FieldPassword)
-	tb.click(100, 35) // the user moves to the username field
-	wantRefused(t, e.insert(b, in, e.secret()), "focus_moved")
-	if !allEmpty(t, tb.ctx) {
-		t.Fatalf("a field was filled although focus moved")
-	}
-}
-
-func TestNavigationBeforeInsert(t *testing.T) {
-	e := newEnv(t)
-	tb := e.openTab(e.originA + "/password")
-	tb.click(100, 95)
-	b := e.connect(hostcdp.Options{})
-	in := e.inspect(b, "127.0.0.1", fill.FieldPassword)
-	// The tab navigates to another origin while the prompt is open.
-	if err := chromedp.Do(tb.ctx, chromedp.Navigate(e.originB+"/password")); err != nil {
-		t.Fatalf("navigate: %v", err)
-	}
-	tb.click(100, 95)
-	wantRefused(t, e.insert(b, in, e.secret()), "origin_changed")
-	if !allEmpty(t, tb.ctx) {
-		t.Fatalf("a field was filled after the page navigated")
-	}
-}
-
-func TestReloadBeforeInsert(t *testing.T) {
-	e := newEnv(t)
-	tb := e.openTab(e.originA + "/password")
-	tb.click(100, 95)
-	b := e.connect(hostcdp.Options{})
-	in := e.inspect(b, "127.0.0.1", fill.FieldPassword)
-	if err := chromedp.Do(tb.ctx, chromedp.Navigate(e.originA+"/password")); err != nil {
-		t.Fatalf("navigate: %v", err)
-	}
-	tb.click(100, 95)
-	wantRefused(t, e.insert(b, in, e.secret()), "element_gone")
-	if !allEmpty(t, tb.ctx) {
-		t.Fatalf("a field was filled in the new document")
-	}
-}
-
-func TestIframeNavigatedBeforeInsert(t *testing.T) {
-	e := newEnv(t)
+func iframeNavigatedBeforeInsert(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/frame?src=" + e.originB + "/password")
 	e.frameCtx(e.originB + "/password")
 	tb.click(100, 95)
@@ -338,31 +354,22 @@ func TestIframeNavigatedBeforeInsert(t *testing.T) {
 	in := e.inspect(b, "127.0.0.2", fill.FieldPassword)
 	// The iframe now shows a same-origin (in-process) page instead.
 	tb.eval(`document.getElementById('f').src = ` + quote(e.originA+"/password") + `; true`)
-	deadline := time.Now().Add(20 * time.Second)
-	for !tb.evalBool(`(() => { try { return document.getElementById('f').contentDocument.readyState === 'complete' } catch { return false } })()`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the iframe did not load")
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !tb.becomes(`(() => { try { return document.getElementById('f').contentDocument.readyState === 'complete' } catch { return false } })()`) {
+		t.Fatalf("the iframe did not load")
 	}
 	tb.click(100, 95)
 	wantRefused(t, e.insert(b, in, e.secret()), "origin_changed")
 }
 
-func TestTabClosedBeforeInsert(t *testing.T) {
-	e := newEnv(t)
+func tabClosedBeforeInsert(t *testing.T, e *env) {
 	keep := e.openTab(e.originB + "/password") // another user tab, must survive
-	tb := e.openTab(e.originA + "/password")
-	tb.click(100, 95)
-	b := e.connect(hostcdp.Options{})
-	in := e.inspect(b, "127.0.0.1", fill.FieldPassword)
+	tb, b, in := e.onPassword()
 	e.closeTab(tb.id)
 	wantRefused(t, e.insert(b, in, e.secret()), "tab_gone")
 	_ = keep
 }
 
-func TestSeveralTabs(t *testing.T) {
-	e := newEnv(t)
+func severalTabs(t *testing.T, e *env) {
 	a := e.openTab(e.originA + "/password")
 	a.click(100, 95)
 	bt := e.openTab(e.originB + "/otp")
@@ -420,8 +427,7 @@ func wantCDPError(t testing.TB, err error, reason hostcdp.Reason, status fill.St
 	}
 }
 
-func TestCloseLeavesTheTabOpen(t *testing.T) {
-	e := newEnv(t)
+func closeLeavesTheTabOpen(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/password")
 	tb.click(100, 95)
 	for range 3 {
@@ -437,11 +443,10 @@ func TestCloseLeavesTheTabOpen(t *testing.T) {
 	// checkUserTabs (at cleanup) asserts the tab is still listed.
 }
 
-// TestDetachOnCancelIsWhatKeepsTabs shows the test above can fail: the
+// detachOnCancelIsWhatKeepsTabs shows the test above can fail: the
 // same chromedp attach without WithDetachOnCancel closes the tab when its
 // context is cancelled (on a throw-away tab the test opens for this).
-func TestDetachOnCancelIsWhatKeepsTabs(t *testing.T) {
-	e := newEnv(t)
+func detachOnCancelIsWhatKeepsTabs(t *testing.T, e *env) {
 	victim := e.openTab(e.originA + "/password")
 	delete(e.user, victim.id) // expected to close
 	ctx, cancel := chromedp.NewContext(e.bctx, chromedp.WithTargetID(victim.id))
@@ -470,8 +475,7 @@ func TestDetachOnCancelIsWhatKeepsTabs(t *testing.T) {
 	}
 }
 
-func TestPromptInCDPTab(t *testing.T) {
-	e := newEnv(t)
+func promptInCDPTab(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/password")
 	tb.click(100, 95)
 	b := e.connect(hostcdp.Options{Opener: hostcdp.OpenerCDPTab})
@@ -534,8 +538,7 @@ func TestPromptInCDPTab(t *testing.T) {
 	}
 }
 
-func TestPromptWithSystemOpener(t *testing.T) {
-	e := newEnv(t)
+func promptWithSystemOpener(t *testing.T, e *env) {
 	var opened []string
 	b := e.connect(hostcdp.Options{OpenURL: func(_ context.Context, url string) error {
 		opened = append(opened, url)
@@ -564,12 +567,11 @@ func TestPromptWithSystemOpener(t *testing.T) {
 	}
 }
 
-// TestCancelWhileOpeningThePromptTab cancels OpenPrompt the moment the
+// cancelWhileOpeningThePromptTab cancels OpenPrompt the moment the
 // browser reports the new tab, before its Target.createTarget answer can
 // reach fillgate: the tab must not be left open. (A call cut short there
 // used to return an error and forget the tab it had made.)
-func TestCancelWhileOpeningThePromptTab(t *testing.T) {
-	e := newEnv(t)
+func cancelWhileOpeningThePromptTab(t *testing.T, e *env) {
 	b := e.connect(hostcdp.Options{Opener: hostcdp.OpenerCDPTab})
 	before := e.pageTargets()
 	created := make(chan struct{}, 16)

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,27 +23,9 @@ import (
 	hostcdp "github.com/fillgate/fillgate/internal/cdp"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-// Printf appends one formatted line.
-func (b *syncBuffer) Printf(format string, args ...any) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = fmt.Appendf(b.buf, format+"\n", args...)
-}
-
-// Bytes returns a copy of what was written.
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.buf)
-}
 
 // env is one real headless Chromium, two loopback origins serving the test
 // pages, and the test's own CDP connection, which plays the user: it opens
@@ -59,7 +40,9 @@ type env struct {
 	bctx    context.Context
 	user    map[target.ID]bool // the user's tabs: must all be open at the end
 	secrets [][]byte           // scanned for after the browser stopped
-	log     *syncBuffer        // chromedp's log lines from the Browser under test
+	log     *syncbuf.Buffer    // chromedp's log lines from the Browser under test
+	older   map[target.ID]bool // the iframe targets there were before a subtest's env
+	up      *env               // the env this subtest's env was forked from, or nil
 }
 
 // newEnv starts everything; it all stops when the test ends.
@@ -75,7 +58,7 @@ func newEnvWithin(t testing.TB, budget time.Duration) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	t.Cleanup(cancel)
 	root := t.TempDir()
-	e := &env{t: t, ctx: ctx, root: root, user: map[target.ID]bool{}, log: &syncBuffer{}}
+	e := &env{t: t, ctx: ctx, root: root, user: map[target.ID]bool{}, log: &syncbuf.Buffer{}}
 	// Registered first, so it runs last: after the browser stopped and
 	// flushed its profile.
 	t.Cleanup(func() {
@@ -110,6 +93,91 @@ func newEnvWithin(t testing.TB, budget time.Duration) *env {
 	return e
 }
 
+// sub is the shared browser for subtest t, with t's own tabs and
+// secrets. When t ends, each tab it opened as the user must still be
+// open; then every tab but the shared env's is closed, and t's secrets
+// join the shared env's, whose end scans the profile for them.
+func (e *env) sub(t *testing.T) *env {
+	t.Helper()
+	s := e.fork(t)
+	// Registered first, so it runs after the tabs' own cleanups.
+	t.Cleanup(func() {
+		s.endTabs(nil)
+		e.secrets = append(e.secrets, s.secrets...)
+	})
+	return s
+}
+
+// known reports whether id is a user tab of this env or of one it was
+// forked from.
+func (e *env) known(id target.ID) bool {
+	for p := e; p != nil; p = p.up {
+		if p.user[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// fork is the shared browser for subtest t, with no tabs and no secrets
+// of its own yet.
+func (e *env) fork(t *testing.T) *env {
+	t.Helper()
+	s := *e
+	s.t, s.user, s.secrets, s.up = t, map[target.ID]bool{}, nil, e
+	s.older = map[target.ID]bool{}
+	for _, in := range e.targets("iframe") {
+		s.older[in.TargetID] = true
+	}
+	return &s
+}
+
+// endTabs checks that each of the subtest's user tabs is still open,
+// closes every tab but those of the envs it was forked from (first
+// calling stray with each the user did not open, when set) and waits
+// until they are gone, so that the next subtest starts from the shared
+// tabs alone. It reports rather than stops.
+func (s *env) endTabs(stray func(target.ID)) {
+	t := s.t
+	shared := func(id target.ID) bool { return s.up != nil && s.up.known(id) }
+	// Closing a tab is asynchronous: one fillgate closed just before it
+	// exited may still be listed for a moment.
+	open := s.pageTargets()
+	for wait := time.Now().Add(5 * time.Second); time.Now().Before(wait) && s.ctx.Err() == nil; {
+		if !slices.ContainsFunc(open, func(id target.ID) bool { return !s.user[id] && !shared(id) }) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+		open = s.pageTargets()
+	}
+	for id := range s.user {
+		if !slices.Contains(open, id) {
+			t.Errorf("a user tab was closed")
+		}
+	}
+	conn := chromedp.FromContext(s.bctx).Browser
+	for _, id := range open {
+		if shared(id) {
+			continue
+		}
+		if !s.user[id] && stray != nil {
+			stray(id)
+		}
+		if _, err := cdp.Call(s.ctx, conn, target.CloseTarget, target.CloseTargetParams{TargetID: id}); err != nil {
+			t.Errorf("close a tab: %v", err)
+		}
+	}
+	wait, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	var extra []target.ID
+	if poll.Until(wait, 50*time.Millisecond, func() (bool, error) {
+		extra = slices.DeleteFunc(s.pageTargets(), shared)
+		return len(extra) == 0, nil
+	}) != nil {
+		t.Errorf("%d tabs are still open after the scenario closed its own", len(extra))
+	}
+}
+
 // endpoint is the browser's endpoint as fillgate would resolve it.
 func (e *env) endpoint() hostcdp.Endpoint {
 	return hostcdp.Endpoint{URL: fmt.Sprintf("http://127.0.0.1:%d", e.chrome.Port), Source: hostcdp.SourceFillgateEnv}
@@ -126,7 +194,7 @@ func (e *env) secret() []byte {
 func (e *env) connect(o hostcdp.Options) *hostcdp.Browser {
 	e.t.Helper()
 	if o.Logf == nil {
-		o.Logf = e.log.Printf
+		o.Logf = e.log.Logf
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 	defer cancel()
@@ -162,6 +230,14 @@ func (e *env) openTab(url string) *tab {
 	}
 	tb.front()
 	return tb
+}
+
+// navigate loads url in the tab, as the user would.
+func (tb *tab) navigate(url string) {
+	tb.e.t.Helper()
+	if err := chromedp.Do(tb.ctx, chromedp.Navigate(url)); err != nil {
+		tb.e.t.Fatalf("navigate: %v", err)
+	}
 }
 
 // front brings the tab to the front.
@@ -200,6 +276,17 @@ func (tb *tab) eval(expr string) json.RawMessage {
 	return json.RawMessage(res.Result.Value)
 }
 
+// becomes waits up to 30 s until the boolean expression expr holds in
+// the tab's main world, and reports whether it did. An evaluation that
+// fails (the page is changing) is tried again.
+func (tb *tab) becomes(expr string) bool {
+	wait, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+	defer cancel()
+	return poll.Until(wait, 25*time.Millisecond, func() (bool, error) {
+		return chromedp.Run(wait, chromedp.Evaluate[bool](expr))
+	}) == nil
+}
+
 // evalBool runs expr and requires a boolean.
 func (tb *tab) evalBool(expr string) bool {
 	tb.e.t.Helper()
@@ -234,46 +321,47 @@ func valueIs(t testing.TB, ctx context.Context, fn string, secret []byte) bool {
 }
 
 // frameCtx returns a harness session on the out-of-process iframe target
-// whose URL starts with prefix.
+// whose URL starts with prefix, skipping those there were before the
+// subtest's env.
 func (e *env) frameCtx(prefix string) context.Context {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 	defer cancel()
-	for {
-		infos, err := chromedp.Targets(e.bctx)
-		if err != nil {
-			e.t.Fatalf("targets: %v", err)
-		}
-		for _, in := range infos {
-			if in.Type == "iframe" && strings.HasPrefix(in.URL, prefix) {
-				fctx, fcancel := chromedp.NewContext(e.bctx, chromedp.WithTargetID(in.TargetID), chromedp.WithDetachOnCancel())
-				e.t.Cleanup(fcancel)
-				if err := chromedp.Do(fctx); err != nil {
-					e.t.Fatalf("attach iframe: %v", err)
-				}
-				return fctx
+	var found target.ID
+	if poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		for _, in := range e.targets("iframe") {
+			if strings.HasPrefix(in.URL, prefix) && !e.older[in.TargetID] {
+				found = in.TargetID
 			}
 		}
-		select {
-		case <-ctx.Done():
-			e.t.Fatalf("no iframe target at %s", prefix)
-		case <-time.After(50 * time.Millisecond):
-		}
+		return found != "", nil
+	}) != nil {
+		e.t.Fatalf("no iframe target at %s", prefix)
 	}
+	fctx, fcancel := chromedp.NewContext(e.bctx, chromedp.WithTargetID(found), chromedp.WithDetachOnCancel())
+	e.t.Cleanup(fcancel)
+	if err := chromedp.Do(fctx); err != nil {
+		e.t.Fatalf("attach iframe: %v", err)
+	}
+	return fctx
 }
 
-// pageTargets lists the ids of the page targets.
-func (e *env) pageTargets() []target.ID {
+// targets lists the browser's targets of type typ.
+func (e *env) targets(typ string) []*target.Info {
 	e.t.Helper()
 	infos, err := chromedp.Targets(e.bctx)
 	if err != nil {
 		e.t.Fatalf("targets: %v", err)
 	}
+	return slices.DeleteFunc(infos, func(in *target.Info) bool { return in.Type != typ })
+}
+
+// pageTargets lists the ids of the page targets.
+func (e *env) pageTargets() []target.ID {
+	e.t.Helper()
 	var ids []target.ID
-	for _, in := range infos {
-		if in.Type == "page" {
-			ids = append(ids, in.TargetID)
-		}
+	for _, in := range e.targets("page") {
+		ids = append(ids, in.TargetID)
 	}
 	return ids
 }

@@ -58,8 +58,7 @@ func TestCLINativeDialog(t *testing.T) {
 
 	t.Run("typed in the dialog: ok, and no prompt in the browser", func(t *testing.T) {
 		sc := native(t)
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		tb := sc.passwordTab()
 		before := len(sc.pageTargets())
 		secret := sc.secret()
 		r := sc.fill("--service", "127.0.0.1", "--via", "cdp", "--json")
@@ -85,8 +84,7 @@ func TestCLINativeDialog(t *testing.T) {
 
 	t.Run("cancelled in the dialog", func(t *testing.T) {
 		sc := native(t)
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		tb := sc.passwordTab()
 		r := sc.fill("--service", "127.0.0.1", "--via", "cdp", "--json")
 		w := dialog(t, r)
 		if err := person.Key(e.ctx, "Escape"); err != nil {
@@ -102,8 +100,7 @@ func TestCLINativeDialog(t *testing.T) {
 
 	t.Run("fillgate killed: its dialog dies with it", func(t *testing.T) {
 		sc := native(t)
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		sc.passwordTab()
 		r := sc.fill("--service", "127.0.0.1", "--via", "cdp", "--json")
 		w := dialog(t, r)
 		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -116,8 +113,7 @@ func TestCLINativeDialog(t *testing.T) {
 	t.Run("no display: refused with the fix; no tab, no opener", func(t *testing.T) {
 		sc := native(t)
 		delete(sc.vars, "DISPLAY")
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		sc.passwordTab()
 		before := len(sc.pageTargets())
 		o := sc.fill("--service", "127.0.0.1", "--via", "cdp", "--json").wait()
 		o.want(sc, fill.StatusRefused, "the browser can be driven by a program", "no desktop display", "nothing was asked")

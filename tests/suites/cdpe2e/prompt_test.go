@@ -26,6 +26,8 @@ import (
 	"github.com/fillgate/fillgate/tests/fakes/squatter"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // targetInfo is the browser's current info on target id, or nil once it
@@ -60,12 +62,10 @@ func (sc *scene) waitGone(id target.ID, want []cdp.BrowserContextID, what string
 	sc.t.Helper()
 	ctx, cancel := context.WithTimeout(sc.ctx, 30*time.Second)
 	defer cancel()
-	for sc.targetInfo(id) != nil || !slices.Equal(sc.browserContexts(), want) {
-		select {
-		case <-ctx.Done():
-			sc.t.Fatalf("%s: the prompt tab or its browser context stayed", what)
-		case <-time.After(50 * time.Millisecond):
-		}
+	if poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		return sc.targetInfo(id) == nil && slices.Equal(sc.browserContexts(), want), nil
+	}) != nil {
+		sc.t.Fatalf("%s: the prompt tab or its browser context stayed", what)
 	}
 }
 
@@ -74,30 +74,12 @@ func (sc *scene) waitGone(id target.ID, want []cdp.BrowserContextID, what string
 // user's, and not one that existed before.
 func (sc *scene) promptTabOf(done <-chan struct{}, user *tab, before []cdp.BrowserContextID) target.ID {
 	sc.t.Helper()
-	ctx, cancel := context.WithTimeout(sc.ctx, 30*time.Second)
-	defer cancel()
-	for {
-		infos, err := chromedp.Targets(sc.bctx)
-		if err != nil {
-			sc.t.Fatalf("targets: %v", err)
-		}
-		for _, in := range infos {
-			if in.Type == "page" && !sc.user[in.TargetID] && !sc.parent.user[in.TargetID] && strings.HasPrefix(in.URL, "http://127.0.0.1:") {
-				mine := sc.targetInfo(user.id)
-				if in.BrowserContextID == "" || mine == nil || in.BrowserContextID == mine.BrowserContextID || slices.Contains(before, in.BrowserContextID) {
-					sc.t.Errorf("the prompt tab is not in a browser context of its own")
-				}
-				return in.TargetID
-			}
-		}
-		select {
-		case <-done:
-			sc.t.Fatalf("fillgate ended before opening the prompt tab")
-		case <-ctx.Done():
-			sc.t.Fatalf("no prompt tab appeared")
-		case <-time.After(25 * time.Millisecond):
-		}
+	in := sc.promptTarget(done, func() string { return "" })
+	mine := sc.targetInfo(user.id)
+	if in.BrowserContextID == "" || mine == nil || in.BrowserContextID == mine.BrowserContextID || slices.Contains(before, in.BrowserContextID) {
+		sc.t.Errorf("the prompt tab is not in a browser context of its own")
 	}
+	return in.TargetID
 }
 
 // pageState waits until the prompt page in tab shows a final state (its
@@ -126,20 +108,12 @@ func pageState(t testing.TB, ctx, tab context.Context) string {
 func (sc *scene) humanBrowser(page, promptURL string) *tab {
 	sc.t.Helper()
 	tb := sc.openTab("file://" + page)
-	ctx, cancel := context.WithTimeout(sc.ctx, 30*time.Second)
-	defer cancel()
 	ready := `document.readyState === "complete" && location.href === ` + quote(promptURL) +
 		` && !document.getElementById("answer").hidden && document.activeElement.id === "value"`
-	for {
-		if ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](ready)); err == nil && ok {
-			return tb
-		}
-		select {
-		case <-ctx.Done():
-			sc.t.Fatalf("the human's browser did not show the prompt")
-		case <-time.After(25 * time.Millisecond):
-		}
+	if !tb.becomes(ready) {
+		sc.t.Fatalf("the human's browser did not show the prompt")
 	}
+	return tb
 }
 
 // TestPromptDiesWithItsRequest runs `fillgate fill` and `fillgate mcp`
@@ -155,14 +129,18 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 	}
 	e := newEnvWithin(t, 12*time.Minute)
 	sqBin := squatter.Build(t)
+	// cdpTab starts a scenario whose prompt opens in a tab of the browser,
+	// with the user's password field focused; before are the browser's
+	// contexts then.
+	cdpTab := func(t *testing.T) (*scene, *tab, []cdp.BrowserContextID) {
+		sc := e.scene(t)
+		sc.policy("prompt_opener = \"cdp-tab\"\n")
+		return sc, sc.passwordTab(), sc.browserContexts()
+	}
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run("fill, cdp-tab, "+sig.String(), func(t *testing.T) {
-			sc := e.scene(t)
-			sc.policy("prompt_opener = \"cdp-tab\"\n")
-			tb := sc.userTab(sc.originA + "/password")
-			tb.click(100, 95)
-			before := sc.browserContexts()
+			sc, tb, before := cdpTab(t)
 			r := sc.fill("--service", "127.0.0.1", "--json")
 			id := sc.promptTabOf(r.done, tb, before)
 			if err := r.cmd.Process.Signal(sig); err != nil {
@@ -177,11 +155,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 	}
 
 	t.Run("fill killed: its browser context and prompt tab go with its connection", func(t *testing.T) {
-		sc := e.scene(t)
-		sc.policy("prompt_opener = \"cdp-tab\"\n")
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
-		before := sc.browserContexts()
+		sc, tb, before := cdpTab(t)
 		r := sc.fill("--service", "127.0.0.1", "--json")
 		id := sc.promptTabOf(r.done, tb, before)
 		if err := r.cmd.Process.Kill(); err != nil {
@@ -193,18 +167,14 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run("mcp, cdp-tab, "+sig.String(), func(t *testing.T) {
-			sc := e.scene(t)
-			sc.policy("prompt_opener = \"cdp-tab\"\n")
-			tb := sc.userTab(sc.originA + "/password")
-			tb.click(100, 95)
-			before := sc.browserContexts()
+			sc, tb, before := cdpTab(t)
 			cmd := exec.Command(fillgateBin, "mcp")
 			cmd.Dir = sc.dir
 			for k, v := range sc.vars {
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}
-			var stderr syncBuffer
-			cmd.Stderr = writerFunc(func(p []byte) (int, error) { stderr.Printf("%s", p); return len(p), nil })
+			var stderr syncbuf.Buffer
+			cmd.Stderr = &stderr
 			client := mcp.NewClient(&mcp.Implementation{Name: "cdpe2e", Version: "1"}, nil)
 			session, err := client.Connect(sc.ctx, &mcp.CommandTransport{Command: cmd}, nil)
 			if err != nil {
@@ -244,8 +214,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 	t.Run("a DevTools recorder of the cdp-tab prompt sees only ciphertext", func(t *testing.T) {
 		sc := e.scene(t)
 		sc.policy("prompt_opener = \"cdp-tab\"\n")
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		tb := sc.passwordTab()
 		secret := sc.secret()
 		r := sc.fill("--service", "127.0.0.1", "--json")
 		id, promptURL := sc.promptTab(r)
@@ -272,8 +241,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 
 	t.Run("the system opener cannot show the prompt: failed at once, with the fix", func(t *testing.T) {
 		sc := e.scene(t)
-		tb := sc.userTab(sc.originA + "/password")
-		tb.click(100, 95)
+		tb := sc.passwordTab()
 		delete(sc.vars, "DISPLAY")
 		start := time.Now()
 		o := sc.fillgate(30*time.Second, "--service", "127.0.0.1", "--json").wait()
@@ -323,8 +291,7 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 	} {
 		t.Run("system opener, "+end.name+": the page disables itself and a squatter gets nothing", func(t *testing.T) {
 			sc := e.scene(t)
-			tb := sc.userTab(sc.originA + "/password")
-			tb.click(100, 95)
+			tb := sc.passwordTab()
 			secret := sc.secret()
 			r := sc.fill(append([]string{"--service", "127.0.0.1", "--json"}, end.args...)...)
 			page := sc.promptPage(r, 1)
@@ -356,7 +323,3 @@ func TestPromptDiesWithItsRequest(t *testing.T) {
 		})
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -46,8 +46,7 @@ func TestCDPLease(t *testing.T) {
 	if out, code := sc.cli(secret, "remember", "--service", "127.0.0.1", "--stdin"); code != 0 {
 		t.Fatalf("fillgate remember: exit %d: %s", code, sc.safe(out))
 	}
-	tb := sc.userTab(sc.originA + "/password")
-	tb.click(100, 95)
+	tb := sc.passwordTab()
 
 	r := sc.fill("--service", "127.0.0.1", "--via", "cdp", "--json")
 	p := sc.openPrompt(sc.promptPage(r, 1), sc.originA)

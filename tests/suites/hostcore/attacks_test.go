@@ -17,6 +17,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
+	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 )
 
 // loopbackClient sends the tests' own requests to a prompt: it dials only
@@ -117,11 +118,7 @@ func (f forged) send(ctx context.Context, r *rig, action, pageCSRF string, cooki
 // attacks sends every forged request with a value of its own while the
 // human has the prompt open, then lets the human answer.
 func attacks(fs []forged, attack []byte) human {
-	return func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	return atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		for _, f := range fs {
 			code, err := f.send(ctx, r, p.Action(), p.Hidden("csrf"), p.Cookies(), attack)
 			switch {
@@ -132,7 +129,7 @@ func attacks(fs []forged, attack []byte) human {
 			}
 		}
 		return submitOn(ctx, p, r.secret)
-	}
+	})
 }
 
 func TestPromptRefusesForgedRequests(t *testing.T) {
@@ -179,6 +176,15 @@ func TestPromptRefusesForgedRequests(t *testing.T) {
 	}
 }
 
+// wantStatus closes resp's body and fails the scenario unless what got
+// the status want.
+func (r *rig) wantStatus(resp *http.Response, want int, what string) {
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		r.t.Errorf("%s got %d, want %d %s", what, resp.StatusCode, want, http.StatusText(want))
+	}
+}
+
 func TestValueInURLBurnsThePrompt(t *testing.T) {
 	r := newRig(t, setup{page: loginPage("https://github.com")})
 	attack := r.newSecret()
@@ -195,10 +201,7 @@ func TestValueInURLBurnsThePrompt(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest {
-			r.t.Errorf("a GET with a value got %d, want 400", resp.StatusCode)
-		}
+		r.wantStatus(resp, http.StatusBadRequest, "a GET with a value")
 		return nil
 	})
 	got := r.fill("github.com")
@@ -221,11 +224,7 @@ func TestReplayAfterAnswer(t *testing.T) {
 		cookies      []*http.Cookie
 	}
 	forms := make(chan form, 1)
-	r.behave(func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		csrf := p.Hidden("csrf")
 		forms <- form{p.Action(), csrf, p.Cookies()}
 		u, err := url.Parse(p.Action())
@@ -280,12 +279,9 @@ func TestReplayAfterAnswer(t *testing.T) {
 		case err != nil:
 			return fmt.Errorf("the replay got no answer: %w (write: %v)", err, werr)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusGone {
-			r.t.Errorf("the replay got %d, want 410 Gone", resp.StatusCode)
-		}
+		r.wantStatus(resp, http.StatusGone, "the replay")
 		return nil
-	})
+	}))
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusOK, "inserted")
 	r.expectInserted(r.secret)

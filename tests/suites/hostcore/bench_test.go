@@ -34,6 +34,22 @@ func (p *pacer) wait() {
 	p.next = time.Now().Add(1100 * time.Microsecond)
 }
 
+// timeFills runs b.N fills of req through the agent socket, paced (see
+// pacer), and hands each result, error and time to each, which fails the
+// benchmark on a result it does not expect.
+func timeFills(b *testing.B, r *rig, req fill.Request, each func(res fill.Result, err error, took time.Duration)) {
+	dir := r.dirs.socketDir(b)
+	pace := pacer{b: b}
+	b.ResetTimer()
+	for range b.N {
+		pace.wait()
+		start := time.Now()
+		res, err := agentsock.Fill(r.ctx, dir, req, "bench", nil)
+		each(res, err, time.Since(start))
+	}
+	b.StopTimer()
+}
+
 // percentile is the nearest-rank p-th percentile of sorted.
 func percentile(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
@@ -70,25 +86,16 @@ func BenchmarkFillRoundTrip(b *testing.B) {
 		humanTook <- time.Since(start)
 		return err
 	})
-	dir := r.dirs.socketDir(b)
-	req := fill.Request{Service: "github.com"}
 	total := make([]time.Duration, 0, b.N)
 	machine := make([]time.Duration, 0, b.N)
-	pace := pacer{b: b}
-	b.ResetTimer()
-	for range b.N {
-		pace.wait()
-		start := time.Now()
-		res, err := agentsock.Fill(r.ctx, dir, req, "bench", nil)
-		took := time.Since(start)
+	timeFills(b, r, fill.Request{Service: "github.com"}, func(res fill.Result, err error, took time.Duration) {
 		if err != nil || res.Status != fill.StatusOK {
 			b.Fatalf("fill: %v, %s: %s", err, res.Status, r.safe(res.Detail))
 		}
 		human := <-humanTook
 		total = append(total, took)
 		machine = append(machine, took-human)
-	}
-	b.StopTimer()
+	})
 	reportPercentiles(b, "", total)
 	reportPercentiles(b, "nohuman-", machine)
 	if !r.ext.ValueEquals(r.secret) {
@@ -100,21 +107,13 @@ func BenchmarkFillRoundTrip(b *testing.B) {
 // extension's inspect: agent → host → extension → agent, no prompt.
 func BenchmarkRefusedAtInspect(b *testing.B) {
 	r := newRig(b, setup{inProcess: true, policy: benchPolicy, page: loginPage("https://gitlab.com")})
-	dir := r.dirs.socketDir(b)
-	req := fill.Request{Service: "github.com"}
 	ds := make([]time.Duration, 0, b.N)
-	pace := pacer{b: b}
-	b.ResetTimer()
-	for range b.N {
-		pace.wait()
-		start := time.Now()
-		res, err := agentsock.Fill(r.ctx, dir, req, "bench", nil)
-		ds = append(ds, time.Since(start))
+	timeFills(b, r, fill.Request{Service: "github.com"}, func(res fill.Result, err error, took time.Duration) {
+		ds = append(ds, took)
 		if err != nil || res.Status != fill.StatusRefused || !strings.Contains(res.Detail, "is not github.com") {
 			b.Fatalf("fill: %v, %s: %s", err, res.Status, r.safe(res.Detail))
 		}
-	}
-	b.StopTimer()
+	})
 	reportPercentiles(b, "", ds)
 	if r.ext.Inserts() != 0 || r.promptCount() != 0 {
 		b.Error("a refused request opened a prompt or inserted")

@@ -79,43 +79,40 @@ func TestRefusedBeforeThePrompt(t *testing.T) {
 	}
 }
 
-func TestLoopbackOverHTTP(t *testing.T) {
-	// Plain http and another port are fine on loopback.
-	for _, c := range []struct{ service, origin string }{
-		{"localhost", "http://localhost:8080"},
-		{"127.0.0.1", "http://127.0.0.1:3000"},
-	} {
+// fillsAt fills the page at each origin for its service, as the person
+// answers, in a scenario of its own, and checks the result names the
+// service (lowercase), the origin and the field.
+func fillsAt(t *testing.T, cases []struct{ service, origin string }) {
+	for _, c := range cases {
 		t.Run(c.service, func(t *testing.T) {
 			r := newRig(t, setup{page: loginPage(c.origin)})
 			r.behave(answers(r.secret))
 			got := r.fill(c.service)
 			r.expect(got, fill.StatusOK, "inserted into the focused password field")
-			r.expectWhere(got, c.service, c.origin, fill.FieldPassword)
+			r.expectWhere(got, strings.ToLower(c.service), c.origin, fill.FieldPassword)
 			r.expectInserted(r.secret)
 		})
 	}
+}
+
+func TestLoopbackOverHTTP(t *testing.T) {
+	// Plain http and another port are fine on loopback.
+	fillsAt(t, []struct{ service, origin string }{
+		{"localhost", "http://localhost:8080"},
+		{"127.0.0.1", "http://127.0.0.1:3000"},
+	})
 }
 
 // TestServiceWithAPort: a service that names its port fills a page on
 // exactly that port, a router's IP address included (the refusals for
 // other ports are in TestRefusedBeforeThePrompt).
 func TestServiceWithAPort(t *testing.T) {
-	for _, c := range []struct{ service, origin string }{
+	fillsAt(t, []struct{ service, origin string }{
 		{"nas.lan:8443", "https://nas.lan:8443"},
 		{"NAS.lan:8443", "https://nas.lan:8443"},
 		{"192.168.1.1:8443", "https://192.168.1.1:8443"},
 		{"localhost:3000", "http://localhost:3000"},
-	} {
-		t.Run(c.service, func(t *testing.T) {
-			r := newRig(t, setup{page: loginPage(c.origin)})
-			r.behave(answers(r.secret))
-			got := r.fill(c.service)
-			r.expect(got, fill.StatusOK, "inserted into the focused password field")
-			want := strings.ToLower(c.service)
-			r.expectWhere(got, want, c.origin, fill.FieldPassword)
-			r.expectInserted(r.secret)
-		})
-	}
+	})
 }
 
 func TestBarePublicSuffixRefused(t *testing.T) {

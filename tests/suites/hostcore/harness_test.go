@@ -27,6 +27,7 @@ import (
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // callerArg is what Chromium passes to the native host it starts for
@@ -96,19 +97,15 @@ func (d tree) environ() []string {
 }
 
 // socketDir is where hosts listen: $XDG_RUNTIME_DIR/fillgate.
-func (d tree) socketDir(t testing.TB) string {
-	t.Helper()
-	p, err := dirs.Runtime(d.getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func (d tree) socketDir(t testing.TB) string { return d.resolve(t, dirs.Runtime) }
 
 // stateDir is $XDG_STATE_HOME/fillgate: the audit log and the host log.
-func (d tree) stateDir(t testing.TB) string {
+func (d tree) stateDir(t testing.TB) string { return d.resolve(t, dirs.State) }
+
+// resolve is fillgate's directory dir in the scenario's environment.
+func (d tree) resolve(t testing.TB, dir func(dirs.Env) (string, error)) string {
 	t.Helper()
-	p, err := dirs.State(d.getenv)
+	p, err := dir(d.getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,15 +174,15 @@ type rig struct {
 	secret []byte // the value the human types
 	ext    *fakeext.Ext
 
-	hostPID    int            // the host process (this one when in-process)
-	hostOut    *frameTap      // the host binary's stdout
-	hostIn     *hostStdin     // the host binary's stdin, which tests may also write raw bytes to
-	hostStdout io.Closer      // the read end of the host binary's stdout
-	hostErr    *syncBuffer    // the host binary's stderr
-	hostDone   chan error     // nmhost.Run's or the binary's end
-	hostCmd    *exec.Cmd      // the host binary, or nil
-	hostKind   string         // "binary" or "in-process", for messages
-	hooks      sync.WaitGroup // running human goroutines
+	hostPID    int             // the host process (this one when in-process)
+	hostOut    *frameTap       // the host binary's stdout
+	hostIn     *hostStdin      // the host binary's stdin, which tests may also write raw bytes to
+	hostStdout io.Closer       // the read end of the host binary's stdout
+	hostErr    *syncbuf.Buffer // the host binary's stderr
+	hostDone   chan error      // nmhost.Run's or the binary's end
+	hostCmd    *exec.Cmd       // the host binary, or nil
+	hostKind   string          // "binary" or "in-process", for messages
+	hooks      sync.WaitGroup  // running human goroutines
 
 	mu        sync.Mutex
 	closing   bool
@@ -283,7 +280,7 @@ func (r *rig) startBinary(opts fakeext.Options) {
 	}
 	pr, pw := io.Pipe()
 	r.hostOut = &frameTap{fwd: pw}
-	r.hostErr = &syncBuffer{}
+	r.hostErr = &syncbuf.Buffer{}
 	r.hostIn = &hostStdin{w: stdin}
 	r.hostStdout = stdout
 	cmd.Stderr = r.hostErr
@@ -408,15 +405,31 @@ func (r *rig) promptCount() int {
 	return len(r.prompts)
 }
 
-// answers types value into the prompt and presses Enter.
-func answers(value []byte) human {
+// atPage is a human who loads the prompt page and then does act on it.
+func atPage(act func(ctx context.Context, r *rig, p *fakehuman.Page) error) human {
 	return func(ctx context.Context, r *rig, at prompted) error {
 		p, err := r.open(ctx, at)
 		if err != nil {
 			return err
 		}
-		return submitOn(ctx, p, value)
+		return act(ctx, r, p)
 	}
+}
+
+// shows checks that the prompt page shows its end page: end is "Sent.",
+// "Cancelled." or "Approved.".
+func shows(p *fakehuman.Page, end string) error {
+	if !strings.Contains(p.HTML(), end) {
+		return fmt.Errorf("the prompt did not show its %s page", strings.TrimSuffix(end, "."))
+	}
+	return nil
+}
+
+// answers types value into the prompt and presses Enter.
+func answers(value []byte) human {
+	return atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
+		return submitOn(ctx, p, value)
+	})
 }
 
 // submitOn types value into the prompt page the human already has open
@@ -426,28 +439,18 @@ func submitOn(ctx context.Context, p *fakehuman.Page, value []byte) error {
 	if err := p.Submit(ctx, value); err != nil {
 		return err
 	}
-	if !strings.Contains(p.HTML(), "Sent.") {
-		return errors.New("the prompt did not show its Sent page after the answer")
-	}
-	return nil
+	return shows(p, "Sent.")
 }
 
 // cancels types typed (nothing when nil) and presses Cancel: a browser
 // sends what is in the field with any button.
 func cancels(typed []byte) human {
-	return func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	return atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		if err := p.CancelTyped(ctx, typed); err != nil {
 			return err
 		}
-		if !strings.Contains(p.HTML(), "Cancelled.") {
-			return errors.New("the prompt did not show its Cancelled page")
-		}
-		return nil
-	}
+		return shows(p, "Cancelled.")
+	})
 }
 
 // closesWindow looks at the prompt and closes its window.
@@ -499,7 +502,7 @@ type running struct {
 	r              *rig
 	name           string
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr syncbuf.Buffer
 }
 
 // startFill starts `fillgate fill --json --via extension --service
@@ -896,22 +899,4 @@ func (f *frameTap) zero() {
 	f.mu.Lock()
 	clear(f.buf)
 	f.mu.Unlock()
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
 }

@@ -167,22 +167,21 @@ func TestForgetAndRememberEndTheLease(t *testing.T) {
 	if code != 0 || !strings.Contains(string(out), "removed the password for github.com") {
 		t.Fatalf("fillgate forget: exit %d, %s", code, r.safe(string(out)))
 	}
-	replaced := r.newSecret()
-	r.remember("github.com", "", replaced)
-	r.behave(approvesSaved())
-	r.expectResult(agent.fill(), fill.StatusOK, "approved in the prompt")
-	if r.promptCount() != 2 || !r.ext.ValueEquals(replaced) {
-		t.Fatalf("after forget and remember: %d prompts; the new value went in: %v", r.promptCount(), r.ext.ValueEquals(replaced))
+	// asked remembers a new value; the agent is asked in prompt number
+	// prompts, and the new value goes in.
+	asked := func(prompts int, after string) {
+		t.Helper()
+		value := r.newSecret()
+		r.remember("github.com", "", value)
+		r.behave(approvesSaved())
+		r.expectResult(agent.fill(), fill.StatusOK, "approved in the prompt")
+		if r.promptCount() != prompts || !r.ext.ValueEquals(value) {
+			t.Fatalf("after %s: %d prompts; the new value went in: %v", after, r.promptCount(), r.ext.ValueEquals(value))
+		}
 	}
-
+	asked(2, "forget and remember")
 	// The approval granted a lease on the new value; a newer one ends it.
-	newest := r.newSecret()
-	r.remember("github.com", "", newest)
-	r.behave(approvesSaved())
-	r.expectResult(agent.fill(), fill.StatusOK, "approved in the prompt")
-	if r.promptCount() != 3 || !r.ext.ValueEquals(newest) {
-		t.Fatalf("after remember: %d prompts; the newest value went in: %v", r.promptCount(), r.ext.ValueEquals(newest))
-	}
+	asked(3, "remember")
 	r.behave(noPrompt("under the lease on the newest value"))
 	r.expectResult(agent.fill(), fill.StatusOK, "under a lease")
 	if hows := auditHows(r); !slices.Equal(hows, []string{fill.HowApproved, fill.HowLease, fill.HowApproved, fill.HowApproved, fill.HowLease}) {

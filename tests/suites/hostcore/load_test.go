@@ -13,6 +13,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 )
 
 // loadPolicy lets the one agent of the load tests (this test binary) ask
@@ -162,11 +163,7 @@ func TestTwentyConcurrentFills(t *testing.T) {
 	opened := map[string]bool{}
 	all := make(chan struct{})
 	extra := make(chan struct{})
-	r.behave(func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		svc := ""
 		for _, s := range services {
 			if strings.Contains(p.HTML(), `for <code dir="ltr">`+s+`</code>`) {
@@ -196,7 +193,7 @@ func TestTwentyConcurrentFills(t *testing.T) {
 			}
 		}
 		return submitOn(ctx, p, values[svc])
-	})
+	}))
 	fills := make([]*running, n)
 	for i, s := range services {
 		fills[i] = r.startFill(s)

@@ -118,37 +118,26 @@ func offers(p *fakehuman.Page, from, as string, accounts ...string) error {
 // approvesFrom checks that the prompt offers the saved value from from
 // (as the account as, with accounts to pick) and approves it with o.
 func approvesFrom(from, as string, accounts []string, o fakehuman.ApproveOptions) human {
-	return func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	return atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		if err := offers(p, from, as, accounts...); err != nil {
 			return err
 		}
 		if err := p.Approve(ctx, o); err != nil {
 			return err
 		}
-		if !strings.Contains(p.HTML(), "Approved.") {
-			return errors.New("the prompt did not show its Approved page")
-		}
-		return nil
-	}
+		return shows(p, "Approved.")
+	})
 }
 
 // remembers types value, ticks Remember and presses Enter; the prompt must
 // offer no saved value.
 func remembers(value []byte) human {
-	return func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	return atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		if o := p.Offers(); o.From != "" || !o.Remember {
 			return fmt.Errorf("the prompt offers %+v; want no saved value and the Remember box", o)
 		}
 		return p.SubmitWith(ctx, value, fakehuman.SubmitOptions{Remember: true})
-	}
+	})
 }
 
 const fromKeyring = "from the OS keyring"
@@ -310,11 +299,7 @@ func TestKeyringLockedMidFill(t *testing.T) {
 	k := startKeyring(t)
 	r := newRig(t, setup{page: loginPage("https://github.com"), env: k.env})
 	r.remember("github.com", "", r.secret)
-	r.behave(func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		if err := offers(p, fromKeyring, ""); err != nil {
 			return err
 		}
@@ -322,7 +307,7 @@ func TestKeyringLockedMidFill(t *testing.T) {
 			return err
 		}
 		return p.Approve(ctx, fakehuman.ApproveOptions{})
-	})
+	}))
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusFailed, "the value could not be read from the OS keyring: the OS keyring is locked; unlock it")
 	r.expectNothingInserted()

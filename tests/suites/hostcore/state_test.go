@@ -13,6 +13,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/procinfo"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
+	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 )
 
 func TestCooldownAfterNoResponse(t *testing.T) {
@@ -105,11 +106,7 @@ func TestConcurrentServices(t *testing.T) {
 	var mu sync.Mutex
 	open := 0
 	both := make(chan struct{})
-	r.behave(func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		mu.Lock()
 		if open++; open == 2 {
 			close(both)
@@ -129,7 +126,7 @@ func TestConcurrentServices(t *testing.T) {
 			}
 		}
 		return fmt.Errorf("the prompt names neither service")
-	})
+	}))
 	a, b := r.startFill("github.com"), r.startFill("login.github.com")
 	ra, rb := a.wait(), b.wait()
 	r.expect(ra, fill.StatusOK, "inserted")
@@ -160,16 +157,12 @@ func TestAgentIsTheCaller(t *testing.T) {
 	want := fmt.Sprintf("%s (pid %d) via fillgate fill", self.Name, os.Getpid())
 
 	r := newRig(t, setup{page: loginPage("https://github.com")})
-	r.behave(func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		if !strings.Contains(p.HTML(), "Asked by</dt><dd><code dir=\"ltr\">"+html.EscapeString(want)+"</code>") {
 			r.t.Errorf("the prompt does not name the agent as %q", want)
 		}
 		return submitOn(ctx, p, r.secret)
-	})
+	}))
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusOK, "inserted")
 	es := r.auditEntries()

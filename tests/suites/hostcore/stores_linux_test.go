@@ -70,16 +70,12 @@ func TestKeePassXCThroughTheHost(t *testing.T) {
 	d := stores.NewKeePassDB(t, dbPassword, false, stores.KeePassEntry("grhLenZhS8ORIoDso+GMOA==", "github", "alice", r.secret, ""))
 	r.writePolicy(storePolicy(fmt.Sprintf("source = \"keepassxc\"\ndatabase = %q\nentry = \"work/github\"\n", d.Path)))
 	from := "from KeePassXC"
-	r.behave(namesNoEntry(func(ctx context.Context, r *rig, at prompted) error {
-		p, err := r.open(ctx, at)
-		if err != nil {
-			return err
-		}
+	r.behave(namesNoEntry(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		if o := p.Offers(); o.From != from || o.Ask != "The password of the KeePassXC database" || o.Remember {
 			return fmt.Errorf("the prompt offers %+v", o)
 		}
 		return p.Approve(ctx, fakehuman.ApproveOptions{Ask: dbPassword})
-	}, "work/github", d.Path))
+	}), "work/github", d.Path))
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusOK, "the value came from KeePassXC, approved in the prompt")
 	r.expectInserted(r.secret)
@@ -115,11 +111,7 @@ func TestStandInStores(t *testing.T) {
 		t.Run(c.store, func(t *testing.T) {
 			prog := map[string]string{"1Password": "op", "Bitwarden": "bw", "rbw": "rbw"}[c.store]
 			r := newRig(t, setup{page: loginPage("https://github.com"), policy: storePolicy(fmt.Sprintf(c.table, d.Program(prog)))})
-			r.behave(func(ctx context.Context, r *rig, at prompted) error {
-				p, err := r.open(ctx, at)
-				if err != nil {
-					return err
-				}
+			r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 				if o := p.Offers(); o.From != strings.SplitN(c.from, ":", 2)[0] {
 					return fmt.Errorf("the prompt offers %+v; want a value %s, by kind only", o, strings.SplitN(c.from, ":", 2)[0])
 				}
@@ -127,7 +119,7 @@ func TestStandInStores(t *testing.T) {
 					return fmt.Errorf("the prompt page names the store's entry %q", entry)
 				}
 				return p.Approve(ctx, fakehuman.ApproveOptions{})
-			})
+			}))
 			agent := r.startFill("github.com")
 			run := d.Next()
 			if !slices.Equal(run.Args, c.args) {

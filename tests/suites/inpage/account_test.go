@@ -33,6 +33,7 @@ func TestAccount(t *testing.T) {
 	ctx := testContext(t)
 	srv := serve(t, accountPages)
 	_, bctx := startBrowser(t, ctx, false)
+	tabs := shareTab(t, bctx)
 	for path, want := range map[string]string{
 		"/autocomplete": "alice@example.com",
 		"/email":        "bob@example.com",
@@ -52,7 +53,7 @@ func TestAccount(t *testing.T) {
 		"/not-a-field":  "",
 	} {
 		t.Run(path, func(t *testing.T) {
-			tb := openTab(t, bctx, srv.URL+path)
+			tb := tabs.visit(t, srv.URL+path)
 			tb.focus("f")
 			if p := tb.probe(tb.top(), "tok"); p.Account != want {
 				t.Errorf("account %q, want %q", p.Account, want)

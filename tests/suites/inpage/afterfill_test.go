@@ -13,6 +13,7 @@ import (
 
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // formInfo is the probe's form (PROTOCOL.md §3).
@@ -71,6 +72,56 @@ func wantVerdict(t *testing.T, v verdict, submitted, navigated, cleared bool, st
 	}
 }
 
+// submitCase is a fill of one login-site page with then submit, the
+// verdict it must give and what else must hold after it.
+type submitCase struct {
+	name, path, focus, kind string
+	right                   bool    // the service takes this value (else another)
+	want                    verdict // its Submitted, Navigated, Cleared, Stopped and (when set) StoppedBy
+	check                   func(t *testing.T, tb *tab, value []byte)
+}
+
+// submits runs each case in a subtest of its own, with a fresh value (a
+// code for a one-time-code field).
+func (s *site) submits(t *testing.T, cases []submitCase) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			value, right := leakscan.NewSecret(t), leakscan.NewSecret(t)
+			if c.kind == "one-time-code" {
+				value = otpCode(t)
+			}
+			if c.right {
+				right = value
+			}
+			s.login.SetRight(right)
+			tb, v := s.fill(t, c.path, c.focus, c.kind, "submit", value)
+			wantVerdict(t, v, c.want.Submitted, c.want.Navigated, c.want.Cleared, c.want.Stopped)
+			if c.want.StoppedBy != "" && v.StoppedBy != c.want.StoppedBy {
+				t.Errorf("stopped by %q; want %q", v.StoppedBy, c.want.StoppedBy)
+			}
+			c.check(t, tb, value)
+		})
+	}
+}
+
+// loggedIn waits for the welcome page and checks that the service got
+// value once at endpoint and, when nowhereElse, in no other request.
+func (s *site) loggedIn(t *testing.T, tb *tab, endpoint string, value []byte, nowhereElse bool) {
+	t.Helper()
+	welcome(t, tb)
+	if n := s.login.Logins(endpoint, value); n != 1 || nowhereElse && s.login.Carrying(value) != 1 {
+		t.Fatalf("the service got the value %d times at %s, %d times in all; want once", n, endpoint, s.login.Carrying(value))
+	}
+}
+
+// notSent checks that neither origin of the site got value.
+func (s *site) notSent(t *testing.T, value []byte) {
+	t.Helper()
+	if s.login.Carrying(value)+s.other.Carrying(value) != 0 {
+		t.Fatal("the service got the value")
+	}
+}
+
 // welcome waits for the welcome page (or the welcome text of a page that
 // stayed).
 func welcome(t testing.TB, tb *tab) {
@@ -95,17 +146,11 @@ func back(t *testing.T, tb *tab, id string) {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`setTimeout(() => history.back(), 0), true`)); err != nil {
 		t.Fatalf("go back: %v", err)
 	}
-	for {
-		// The evaluation fails while the page changes; the deadline bounds it.
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`location.pathname !== "/welcome" && document.readyState === "complete" && document.getElementById("`+id+`") !== null`))
-		if err == nil && ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the login page did not come back: %v", err)
-		case <-time.After(50 * time.Millisecond):
-		}
+	// The evaluation fails while the page changes; the deadline bounds it.
+	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		return chromedp.Run(ctx, chromedp.Evaluate[bool](`location.pathname !== "/welcome" && document.readyState === "complete" && document.getElementById("`+id+`") !== null`))
+	}); err != nil {
+		t.Fatalf("the login page did not come back: %v", err)
 	}
 }
 
@@ -130,10 +175,7 @@ func TestAfterFill(t *testing.T) {
 			s.login.SetRight(secret)
 			tb, v := s.fill(t, path, "pw", "password", "submit", secret)
 			wantVerdict(t, v, true, true, true, "")
-			welcome(t, tb)
-			if n := s.login.Logins("/classic/login", secret); n != 1 || s.login.Carrying(secret) != 1 {
-				t.Fatalf("the service got the value %d times in logins, %d in all; want once", n, s.login.Carrying(secret))
-			}
+			s.loggedIn(t, tb, "/classic/login", secret, true)
 			// Back: neither the back/forward cache nor form-state restore
 			// brings the value back.
 			back(t, tb, "pw")
@@ -160,32 +202,6 @@ func TestAfterFill(t *testing.T) {
 		}
 	})
 
-	t.Run("react controlled form, right password", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		s.login.SetRight(secret)
-		tb, v := s.fill(t, "/react", "pw", "password", "submit", secret)
-		wantVerdict(t, v, true, false, false, "")
-		welcome(t, tb)
-		if n := s.login.Logins("/api/login", secret); n != 1 || s.login.Carrying(secret) != 1 {
-			t.Fatalf("the service got the value %d times; want once", n)
-		}
-		nothingLeft(t, tb, "pw", secret)
-	})
-
-	t.Run("react controlled form, wrong password", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		s.login.SetRight(leakscan.NewSecret(t))
-		tb, v := s.fill(t, "/react", "pw", "password", "submit", secret)
-		wantVerdict(t, v, true, false, true, "")
-		if n := s.login.Logins("/api/login", secret); n != 1 {
-			t.Fatalf("the service got the value %d times; want once", n)
-		}
-		nothingLeft(t, tb, "pw", secret)
-		if !tb.eval(`stateIs("") && document.getElementById("error") !== null`) {
-			t.Error("the component's state still holds a value, or the page showed no error")
-		}
-	})
-
 	t.Run("two-step login", func(t *testing.T) {
 		secret := leakscan.NewSecret(t)
 		s.login.SetRight(secret)
@@ -202,34 +218,7 @@ func TestAfterFill(t *testing.T) {
 		}
 		v := tb.insertThen(tb.top(), "tok", s.login.URL, "password", "submit", secret)
 		wantVerdict(t, v, true, true, true, "")
-		welcome(t, tb)
-		if n := s.login.Logins("/step2/login", secret); n != 1 || s.login.Carrying(secret) != 1 {
-			t.Fatalf("the service got the value %d times; want once", n)
-		}
-	})
-
-	t.Run("one-time code", func(t *testing.T) {
-		code := otpCode(t)
-		s.login.SetRight(code)
-		tb, v := s.fill(t, "/otp", "otp", "one-time-code", "submit", code)
-		wantVerdict(t, v, true, true, true, "")
-		welcome(t, tb)
-		if n := s.login.Logins("/otp/verify", code); n != 1 {
-			t.Fatalf("the service got the code %d times; want once", n)
-		}
-		back(t, tb, "otp")
-		nothingLeft(t, tb, "otp", code)
-	})
-
-	t.Run("split code with a button", func(t *testing.T) {
-		code := otpCode(t)
-		s.login.SetRight(code)
-		tb, v := s.fill(t, "/split", "b0", "one-time-code", "submit", code)
-		wantVerdict(t, v, true, true, true, "")
-		welcome(t, tb)
-		if n := s.login.Logins("/otp/verify", code); n != 1 {
-			t.Fatalf("the service got the code %d times; want once", n)
-		}
+		s.loggedIn(t, tb, "/step2/login", secret, true)
 	})
 
 	t.Run("split code that submits itself", func(t *testing.T) {
@@ -239,77 +228,60 @@ func TestAfterFill(t *testing.T) {
 		if !v.Submitted || v.Stopped != "" || v.Remains {
 			t.Fatalf("verdict %+v; want submitted (by the page), nothing remaining", v)
 		}
-		welcome(t, tb)
-		if n := s.login.Logins("/api/otp", code); n != 1 || s.login.Carrying(code) != 1 {
-			t.Fatalf("the service got the code %d times; want once (fillgate must not submit it again)", s.login.Carrying(code))
-		}
+		s.loggedIn(t, tb, "/api/otp", code, true) // once: fillgate must not submit it again
 	})
 
-	t.Run("required checkbox left unchecked", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		tb, v := s.fill(t, "/required", "pw", "password", "submit", secret)
-		wantVerdict(t, v, false, false, true, "invalid")
-		if v.StoppedBy != "I accept the terms" {
-			t.Errorf("stopped by %q; want the checkbox's label", v.StoppedBy)
-		}
-		if s.login.Carrying(secret) != 0 {
-			t.Fatal("the service got the value although validation stopped the submit")
-		}
-		nothingLeft(t, tb, "pw", secret)
-	})
-
-	t.Run("a label holding the value is not reported", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		tb, v := s.fill(t, "/required-hostile", "pw", "password", "submit", secret)
-		wantVerdict(t, v, false, false, true, "invalid")
-		if v.StoppedBy != "tos" {
-			t.Errorf("stopped by %q; want the checkbox's name", v.StoppedBy)
-		}
-		if tb.callMain(`function (v) { return document.getElementById("lbl").textContent !== v; }`, string(secret)) {
-			t.Error("control: the page did not copy the value into the label")
-		}
-	})
-
-	t.Run("submit button disabled", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		tb, v := s.fill(t, "/disabled", "pw", "password", "submit", secret)
-		wantVerdict(t, v, false, false, true, "button_disabled")
-		if s.login.Carrying(secret) != 0 {
-			t.Fatal("the service got the value")
-		}
-		nothingLeft(t, tb, "pw", secret)
-	})
-
-	t.Run("field in no form", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		s.login.SetRight(secret)
-		tb, v := s.fill(t, "/noform", "pw", "password", "submit", secret)
-		wantVerdict(t, v, true, true, false, "")
-		welcome(t, tb)
-		if n := s.login.Logins("/api/login", secret); n != 1 || s.login.Carrying(secret) != 1 {
-			t.Fatalf("the service got the value %d times; want once", n)
-		}
-	})
-
-	t.Run("a login in the button's click handler", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		s.login.SetRight(secret)
-		tb, v := s.fill(t, "/click-login", "pw", "password", "submit", secret)
-		wantVerdict(t, v, true, true, false, "")
-		welcome(t, tb)
-		if n := s.login.Logins("/api/login", secret); n != 1 || s.login.Carrying(secret) != 1 {
-			t.Fatalf("the service got the value %d times in all; want once, by the page's own login", s.login.Carrying(secret))
-		}
-	})
-
-	t.Run("the page points the form elsewhere after the insert", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		tb, v := s.fill(t, "/form-changes", "pw", "password", "submit", secret)
-		wantVerdict(t, v, false, false, true, "form_changed")
-		if s.login.Carrying(secret)+s.other.Carrying(secret) != 0 {
-			t.Fatal("the value was sent")
-		}
-		nothingLeft(t, tb, "pw", secret)
+	s.submits(t, []submitCase{
+		{"react controlled form, right password", "/react", "pw", "password", true, verdict{Submitted: true},
+			func(t *testing.T, tb *tab, value []byte) {
+				s.loggedIn(t, tb, "/api/login", value, true)
+				nothingLeft(t, tb, "pw", value)
+			}},
+		{"react controlled form, wrong password", "/react", "pw", "password", false, verdict{Submitted: true, Cleared: true},
+			func(t *testing.T, tb *tab, value []byte) {
+				if n := s.login.Logins("/api/login", value); n != 1 {
+					t.Fatalf("the service got the value %d times; want once", n)
+				}
+				nothingLeft(t, tb, "pw", value)
+				if !tb.eval(`stateIs("") && document.getElementById("error") !== null`) {
+					t.Error("the component's state still holds a value, or the page showed no error")
+				}
+			}},
+		{"one-time code", "/otp", "otp", "one-time-code", true, verdict{Submitted: true, Navigated: true, Cleared: true},
+			func(t *testing.T, tb *tab, code []byte) {
+				s.loggedIn(t, tb, "/otp/verify", code, false)
+				back(t, tb, "otp")
+				nothingLeft(t, tb, "otp", code)
+			}},
+		{"split code with a button", "/split", "b0", "one-time-code", true, verdict{Submitted: true, Navigated: true, Cleared: true},
+			func(t *testing.T, tb *tab, code []byte) { s.loggedIn(t, tb, "/otp/verify", code, false) }},
+		{"required checkbox left unchecked", "/required", "pw", "password", false,
+			verdict{Cleared: true, Stopped: "invalid", StoppedBy: "I accept the terms"}, // the checkbox's label
+			func(t *testing.T, tb *tab, value []byte) {
+				s.notSent(t, value)
+				nothingLeft(t, tb, "pw", value)
+			}},
+		{"a label holding the value is not reported", "/required-hostile", "pw", "password", false,
+			verdict{Cleared: true, Stopped: "invalid", StoppedBy: "tos"}, // the checkbox's name, not its label
+			func(t *testing.T, tb *tab, value []byte) {
+				if tb.callMain(`function (v) { return document.getElementById("lbl").textContent !== v; }`, string(value)) {
+					t.Error("control: the page did not copy the value into the label")
+				}
+			}},
+		{"submit button disabled", "/disabled", "pw", "password", false, verdict{Cleared: true, Stopped: "button_disabled"},
+			func(t *testing.T, tb *tab, value []byte) {
+				s.notSent(t, value)
+				nothingLeft(t, tb, "pw", value)
+			}},
+		{"field in no form", "/noform", "pw", "password", true, verdict{Submitted: true, Navigated: true},
+			func(t *testing.T, tb *tab, value []byte) { s.loggedIn(t, tb, "/api/login", value, true) }},
+		{"a login in the button's click handler", "/click-login", "pw", "password", true, verdict{Submitted: true, Navigated: true},
+			func(t *testing.T, tb *tab, value []byte) { s.loggedIn(t, tb, "/api/login", value, true) }},
+		{"the page points the form elsewhere after the insert", "/form-changes", "pw", "password", false, verdict{Cleared: true, Stopped: "form_changed"},
+			func(t *testing.T, tb *tab, value []byte) {
+				s.notSent(t, value)
+				nothingLeft(t, tb, "pw", value)
+			}},
 	})
 
 	t.Run("then none", func(t *testing.T) {
@@ -324,6 +296,7 @@ func TestAfterFill(t *testing.T) {
 	})
 
 	t.Run("form destinations", func(t *testing.T) {
+		tabs := shareTab(t, s.bctx)
 		for _, c := range []struct {
 			path string
 			want formInfo
@@ -334,7 +307,7 @@ func TestAfterFill(t *testing.T) {
 			{"/form-attr", formInfo{Action: s.other.URL, Elsewhere: true}},
 			{"/target-frame", formInfo{Action: s.login.URL, Target: "side"}},
 		} {
-			tb := openTab(t, s.bctx, s.login.URL+c.path)
+			tb := tabs.visit(t, s.login.URL+c.path)
 			tb.focus("pw")
 			var got formInfo
 			if err := json.Unmarshal(tb.probe(tb.top(), "tok").Form, &got); err != nil {
@@ -355,7 +328,7 @@ func TestAfterFill(t *testing.T) {
 				t.Errorf("%s: submitter %+v; want action %s, target %q", c.path, *got.Submitter, wantSub, c.want.Target)
 			}
 		}
-		tb := openTab(t, s.bctx, s.login.URL+"/noform")
+		tb := tabs.visit(t, s.login.URL+"/noform")
 		tb.focus("pw")
 		if f := tb.probe(tb.top(), "tok").Form; strings.TrimSpace(string(f)) != "null" {
 			t.Errorf("a field in no form has form %s", f)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // extensionDir is the repository's extension/ directory, loaded unpacked.
@@ -46,16 +47,10 @@ func attachWorker(t testing.TB, ctx, browserCtx context.Context) *worker {
 	t.Cleanup(cancel)
 	// The worker's target exists before its script has run: wait until
 	// the script has defined what the tests call.
-	for {
-		ready, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`typeof answer === "function" && typeof fillgateInPage === "function"`))
-		if err == nil && ready {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the extension's service worker never ran its script: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
+	if err := poll.Until(ctx, 20*time.Millisecond, func() (bool, error) {
+		return chromedp.Run(wctx, chromedp.Evaluate[bool](`typeof answer === "function" && typeof fillgateInPage === "function"`))
+	}); err != nil {
+		t.Fatalf("the extension's service worker never ran its script: %v", err)
 	}
 	return &worker{t: t, ctx: wctx}
 }
@@ -71,17 +66,12 @@ func attachWorker(t testing.TB, ctx, browserCtx context.Context) *worker {
 // ending scheduled.
 func (w *worker) stopHostRetries(ctx context.Context) {
 	w.t.Helper()
-	for {
+	if err := poll.Until(ctx, 20*time.Millisecond, func() (bool, error) {
 		var idle bool
 		w.call(&idle, `function () { clearTimeout(retry); return port === null; }`)
-		if idle {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			w.t.Fatalf("the worker's native port never closed: %v", ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
+		return idle, nil
+	}); err != nil {
+		w.t.Fatalf("the worker's native port never closed: %v", err)
 	}
 }
 
@@ -108,17 +98,13 @@ func (w *worker) call(out any, fn string, args ...any) {
 
 // reply is a service-worker reply to a host request (PROTOCOL.md §2).
 type reply struct {
-	ID      int      `json:"id"`
-	Type    string   `json:"type"`
-	Tab     int      `json:"tab"`
-	Frame   int      `json:"frame"`
-	Token   string   `json:"token"`
-	Origins []string `json:"origins"`
-	Field   struct {
-		Kind    string `json:"kind"`
-		Split   int    `json:"split"`
-		Problem string `json:"problem"`
-	} `json:"field"`
+	ID      int             `json:"id"`
+	Type    string          `json:"type"`
+	Tab     int             `json:"tab"`
+	Frame   int             `json:"frame"`
+	Token   string          `json:"token"`
+	Origins []string        `json:"origins"`
+	Field   fieldInfo       `json:"field"`
 	Form    json.RawMessage `json:"form"`
 	Paused  bool            `json:"paused"`
 	Window  int             `json:"window"`

@@ -2,11 +2,8 @@ package inpage
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
-	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
 )
@@ -17,26 +14,9 @@ import (
 // that names no method is not submitted with GET, and a method=dialog
 // submit is no submit.
 func TestFirefoxFormMethod(t *testing.T) {
-	ctx := testContext(t)
+	x := startFirefox(t)
+	ff, h, tab := x.ff, x.h, x.tab
 	login := loginserver.Start(t, "127.0.0.1")
-	sock, ln := listenHost(t)
-	hosts := acceptHosts(t, ctx, ln)
-	root := t.TempDir()
-	env := append(browser.BaseEnv(root), fakeHostEnv+"="+sock)
-	installFakeHost(t, filepath.Join(root, "home", ".mozilla", "native-messaging-hosts"), "allowed_extensions", manifest.FirefoxID)
-	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{Env: env})
-	dir, err := filepath.Abs(extensionDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ff.Call(ctx, "webExtension.install", map[string]any{
-		"extensionData": map[string]string{"type": "path", "path": dir},
-	}, nil); err != nil {
-		t.Fatalf("install the extension: %v", err)
-	}
-	h := nextHost(t, ctx, hosts)
-	h.expect(map[string]any{"type": "hello"})
-	tab := firstFirefoxTab(t, ctx, ff)
 	id := 0
 	inspect := func(path string) map[string]any {
 		t.Helper()
@@ -96,6 +76,6 @@ func TestFirefoxFormMethod(t *testing.T) {
 	ff.Stop()
 	for _, s := range secrets {
 		leakscan.Bytes(t, s, "the browser's output", []byte(ff.Output()))
-		leakscan.Dirs(t, s, ff.Profile, root)
+		leakscan.Dirs(t, s, ff.Profile, x.root)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/internal/manifest"
@@ -39,6 +38,9 @@ func firstFirefoxTab(t *testing.T, ctx context.Context, ff *browser.Firefox) *fi
 	return &firefoxTab{t: t, ctx: ctx, ff: ff, id: tree.Contexts[0].Context}
 }
 
+// navigate loads url in the tab and waits for it to load. The page is a
+// new document, its frames new browsing contexts: a case that navigates
+// the tab sees nothing of the one before.
 func (ft *firefoxTab) navigate(url string) {
 	ft.t.Helper()
 	if err := ft.ff.Call(ft.ctx, "browsingContext.navigate", map[string]any{"context": ft.id, "url": url, "wait": "complete"}, nil); err != nil {
@@ -47,10 +49,18 @@ func (ft *firefoxTab) navigate(url string) {
 }
 
 // callBool calls the function declaration fn with string arguments in the
-// page's own world and returns its boolean result.
+// top page's own world and returns its boolean result.
 func (ft *firefoxTab) callBool(fn string, args ...string) bool {
 	ft.t.Helper()
-	var bidiArgs []map[string]string
+	return ft.callIn(ft.id, fn, args...)
+}
+
+// callIn calls the function declaration fn (which may return a promise)
+// with string arguments in the browsing context id's page world and
+// returns its boolean result.
+func (ft *firefoxTab) callIn(id, fn string, args ...string) bool {
+	ft.t.Helper()
+	bidiArgs := []map[string]string{}
 	for _, a := range args {
 		bidiArgs = append(bidiArgs, map[string]string{"type": "string", "value": a})
 	}
@@ -59,8 +69,8 @@ func (ft *firefoxTab) callBool(fn string, args ...string) bool {
 		Result bidiValue `json:"result"`
 	}
 	err := ft.ff.Call(ft.ctx, "script.callFunction", map[string]any{
-		"functionDeclaration": fn, "arguments": bidiArgs, "awaitPromise": false,
-		"target": map[string]string{"context": ft.id},
+		"functionDeclaration": fn, "arguments": bidiArgs, "awaitPromise": true,
+		"target": map[string]string{"context": id},
 	}, &res)
 	if err != nil || res.Type != "success" || res.Result.Type != "boolean" {
 		ft.t.Fatalf("call in the page: %v (%s)", err, res.Type)
@@ -68,13 +78,22 @@ func (ft *firefoxTab) callBool(fn string, args ...string) bool {
 	return string(res.Result.Value) == "true"
 }
 
-// TestFirefox installs the extension into Firefox ESR as a temporary add-on
-// over WebDriver BiDi and plays its native host: Firefox runs
-// background.scripts (inpage.js, sw.js), which connect, answer an inspect
-// and insert into the focused field.
-func TestFirefox(t *testing.T) {
+// firefoxHosted is Firefox ESR with the extension and this test as its
+// native host.
+type firefoxHosted struct {
+	ctx  context.Context
+	ff   *browser.Firefox
+	root string      // the browser's home and XDG directories
+	h    *hostConn   // the extension's connection, greeted
+	tab  *firefoxTab // the browser's first tab
+}
+
+// startFirefox starts Firefox ESR with the fake native host installed for
+// the extension, installs the extension as a temporary add-on over
+// WebDriver BiDi and waits for its hello.
+func startFirefox(t *testing.T) *firefoxHosted {
+	t.Helper()
 	ctx := testContext(t)
-	srv := serve(t, testPages)
 	sock, ln := listenHost(t)
 	hosts := acceptHosts(t, ctx, ln)
 	root := t.TempDir()
@@ -82,9 +101,6 @@ func TestFirefox(t *testing.T) {
 	// Firefox on Linux reads per-user hosts from ~/.mozilla/native-messaging-hosts.
 	installFakeHost(t, filepath.Join(root, "home", ".mozilla", "native-messaging-hosts"), "allowed_extensions", manifest.FirefoxID)
 	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{Env: env})
-	secret := leakscan.NewSecret(t)
-	defer clear(secret)
-
 	var installed struct {
 		Extension string `json:"extension"`
 	}
@@ -100,16 +116,23 @@ func TestFirefox(t *testing.T) {
 	if installed.Extension != manifest.FirefoxID {
 		t.Fatalf("installed as %q, want %q", installed.Extension, manifest.FirefoxID)
 	}
+	return &firefoxHosted{ctx: ctx, ff: ff, root: root, h: greeted(t, ctx, hosts, "Firefox/"), tab: firstFirefoxTab(t, ctx, ff)}
+}
 
-	h := nextHost(t, ctx, hosts)
-	hello := h.expect(map[string]any{"type": "hello", "version": "0.1.0", "paused": false})
-	if ua, _ := hello["user_agent"].(string); !strings.Contains(ua, "Firefox/") {
-		t.Errorf("hello user_agent = %q", ua)
-	}
+// TestFirefox installs the extension into Firefox ESR as a temporary add-on
+// over WebDriver BiDi and plays its native host: Firefox runs
+// background.scripts (inpage.js, sw.js), which connect, answer an inspect
+// and insert into the focused field.
+func TestFirefox(t *testing.T) {
+	x := startFirefox(t)
+	ff, h, tab := x.ff, x.h, x.tab
+	srv := serve(t, testPages)
+	secret := leakscan.NewSecret(t)
+	defer clear(secret)
+
 	h.send(map[string]any{"id": 1, "type": "ping"})
 	h.expect(map[string]any{"id": 1, "type": "pong"})
 
-	tab := firstFirefoxTab(t, ctx, ff)
 	tab.navigate(srv.URL + "/password")
 	if !tab.callBool(`function () { f.focus(); return document.activeElement === f; }`) {
 		t.Fatal("could not focus the field")
@@ -133,5 +156,5 @@ func TestFirefox(t *testing.T) {
 
 	ff.Stop()
 	leakscan.Bytes(t, secret, "the browser's output", []byte(ff.Output()))
-	leakscan.Dirs(t, secret, ff.Profile, root)
+	leakscan.Dirs(t, secret, ff.Profile, x.root)
 }

@@ -12,10 +12,12 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/extension"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // serve serves pages (path → body HTML, wrapped by pageHTML) on 127.0.0.1.
@@ -51,13 +53,93 @@ func startBrowser(t testing.TB, ctx context.Context, withExtension bool) (*brows
 type tab struct {
 	t      testing.TB
 	ctx    context.Context
-	worlds map[cdp.FrameID]runtime.ExecutionContextID
-	forms  map[string]json.RawMessage // the form each token's probe saw
+	bctx   context.Context                            // the browser
+	worlds map[cdp.FrameID]runtime.ExecutionContextID // this document's
+	forms  map[string]json.RawMessage                 // the form each token's probe saw
+	older  map[target.ID]bool                         // the iframe targets there were before this document
 }
 
+// openTab opens url in a new tab of its own, closed when t ends.
 func openTab(t testing.TB, browserCtx context.Context, url string) *tab {
 	t.Helper()
-	return &tab{t: t, ctx: browser.NewTab(t, browserCtx, url), worlds: map[cdp.FrameID]runtime.ExecutionContextID{}, forms: map[string]json.RawMessage{}}
+	older := iframeTargets(t, browserCtx)
+	return newTab(t, browserCtx, browser.NewTab(t, browserCtx, url), older)
+}
+
+func newTab(t testing.TB, browserCtx, ctx context.Context, older map[target.ID]bool) *tab {
+	return &tab{t: t, ctx: ctx, bctx: browserCtx, worlds: map[cdp.FrameID]runtime.ExecutionContextID{},
+		forms: map[string]json.RawMessage{}, older: older}
+}
+
+// oneTab is a tab a table's cases take turns in, open for the whole test:
+// navigating it costs a fraction of opening a tab for each case.
+type oneTab struct {
+	ctx, bctx context.Context
+}
+
+// shareTab opens the tab that visit navigates (at about:blank, brought to
+// the front) for the whole of t.
+func shareTab(t testing.TB, browserCtx context.Context) *oneTab {
+	t.Helper()
+	return &oneTab{ctx: browser.NewTab(t, browserCtx, "about:blank"), bctx: browserCtx}
+}
+
+// visit navigates the shared tab to url for the case t and hands back the
+// case's tab. Nothing of the previous case's page reaches it: url is
+// another document (no case URL has a fragment, so every navigation loads
+// a new one: new script realm, focus, fields and frames), the tab starts
+// with no isolated world or probed form of the old document, and frame
+// skips the iframe targets that were there before.
+func (o *oneTab) visit(t testing.TB, url string) *tab {
+	t.Helper()
+	if strings.Contains(url, "#") {
+		t.Fatalf("visit %s: a fragment navigation would keep the document", url)
+	}
+	older := iframeTargets(t, o.bctx)
+	if err := chromedp.Do(o.ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	return newTab(t, o.bctx, o.ctx, older)
+}
+
+// iframeTargets is the set of the browser's out-of-process iframes now.
+func iframeTargets(t testing.TB, browserCtx context.Context) map[target.ID]bool {
+	t.Helper()
+	infos, err := chromedp.Targets(browserCtx)
+	if err != nil {
+		t.Fatalf("list targets: %v", err)
+	}
+	ids := map[target.ID]bool{}
+	for _, in := range infos {
+		if in.Type == "iframe" {
+			ids[in.TargetID] = true
+		}
+	}
+	return ids
+}
+
+// frame is a CDP session (main world) on this document's out-of-process
+// iframe whose URL starts with prefix, for focusing and checking fields in
+// it; it detaches when the tab's test ends (closing an iframe's target
+// would close its page).
+func (tb *tab) frame(prefix string) *tab {
+	tb.t.Helper()
+	var found target.ID
+	err := poll.Until(tb.ctx, 100*time.Millisecond, func() (bool, error) {
+		infos, err := chromedp.Targets(tb.bctx)
+		for _, in := range infos {
+			if in.Type == "iframe" && strings.HasPrefix(in.URL, prefix) && !tb.older[in.TargetID] {
+				found = in.TargetID
+			}
+		}
+		return found != "", err
+	})
+	if err != nil {
+		tb.t.Fatalf("no iframe target at %s: %v", prefix, err)
+	}
+	fctx, cancel := chromedp.NewContext(tb.bctx, chromedp.WithTargetID(found), chromedp.WithDetachOnCancel())
+	tb.t.Cleanup(cancel)
+	return &tab{t: tb.t, ctx: fctx}
 }
 
 // frames lists the tab's frame ids, top first, depth first.
@@ -142,19 +224,23 @@ func (tb *tab) checked(res runtime.CallFunctionOnResult, err error, op string) *
 
 // probeResult is what fillgateInPage("probe") returns.
 type probeResult struct {
-	Origin        string `json:"origin"`
-	Top           bool   `json:"top"`
-	Path          []int  `json:"path"`
-	ActiveIsFrame bool   `json:"activeIsFrame"`
-	ChildIndex    int    `json:"childIndex"`
-	Field         struct {
-		Kind    string `json:"kind"`
-		Split   int    `json:"split"`
-		Problem string `json:"problem"`
-	} `json:"field"`
-	Form       json.RawMessage `json:"form"`
-	Account    string          `json:"account"`
-	ClosedHost bool            `json:"closedHost"`
+	Origin        string          `json:"origin"`
+	Top           bool            `json:"top"`
+	Path          []int           `json:"path"`
+	ActiveIsFrame bool            `json:"activeIsFrame"`
+	ChildIndex    int             `json:"childIndex"`
+	Field         fieldInfo       `json:"field"`
+	Form          json.RawMessage `json:"form"`
+	Account       string          `json:"account"`
+	ClosedHost    bool            `json:"closedHost"`
+}
+
+// fieldInfo is what the probe, and the extension's inspect, say of the
+// focused field.
+type fieldInfo struct {
+	Kind    string `json:"kind"`
+	Split   int    `json:"split"`
+	Problem string `json:"problem"`
 }
 
 // verdict is what fillgateInPage("insert") returns.

@@ -29,7 +29,8 @@ func TestInPage(t *testing.T) {
 	ctx := testContext(t)
 	srv := serve(t, testPages)
 	_, bctx := startBrowser(t, ctx, false)
-	open := func(t *testing.T, path string) *tab { return openTab(t, bctx, srv.URL+path) }
+	tabs := shareTab(t, bctx)
+	open := func(t *testing.T, path string) *tab { return tabs.visit(t, srv.URL+path) }
 	secret := leakscan.NewSecret(t)
 	defer clear(secret)
 
@@ -50,52 +51,78 @@ func TestInPage(t *testing.T) {
 		}
 	}
 
-	t.Run("password", func(t *testing.T) {
-		tb := open(t, "/password")
-		tb.focus("f")
-		fill(t, tb, "password", 0, secret)
-		if !tb.holds("f", secret) {
-			t.Fatal("value differed")
+	// Fields the probe calls usable and the insert fills: each case
+	// focuses its field, fills it (a code for a one-time-code field, else
+	// the secret) and checks the page.
+	holdsIt := func(field string) func(*testing.T, *tab, []byte) {
+		return func(t *testing.T, tb *tab, value []byte) {
+			if !tb.holds(field, value) {
+				t.Fatal("value differed")
+			}
 		}
-		if !tb.eval(`fg.trustedInput("f")`) {
-			t.Error("no trusted input event: execCommand('insertText') was not used")
-		}
-		if !tb.eval(`document.activeElement === f && g.value === ""`) {
-			t.Error("focus moved or the other field changed")
-		}
-	})
-
-	t.Run("replaces existing content", func(t *testing.T) {
-		tb := open(t, "/prefilled")
-		tb.focus("f")
-		fill(t, tb, "password", 0, secret)
-		if !tb.holds("f", secret) {
-			t.Fatal("value differed")
-		}
-	})
-
-	t.Run("one-time-code", func(t *testing.T) {
-		tb := open(t, "/otp")
-		tb.focus("f")
-		code := otpCode(t)
-		fill(t, tb, "one-time-code", 0, code)
-		if !tb.holds("f", code) {
-			t.Fatal("value differed")
-		}
-	})
-
-	t.Run("split code", func(t *testing.T) {
-		tb := open(t, "/split")
-		tb.focus("b0")
-		code := otpCode(t)
-		fill(t, tb, "one-time-code", 6, code)
-		if !tb.callMain("function (v) { return code() === v; }", string(code)) {
-			t.Fatal("boxes differed from the code")
-		}
-		if !tb.eval(`[0,1,2,3,4,5].every((i) => fg.trustedInput("b" + i))`) {
-			t.Error("not every box got a trusted input event")
-		}
-	})
+	}
+	for _, c := range []struct {
+		name, path, focus, kind string
+		split                   int
+		check                   func(t *testing.T, tb *tab, value []byte)
+	}{
+		{"password", "/password", "f", "password", 0, func(t *testing.T, tb *tab, value []byte) {
+			holdsIt("f")(t, tb, value)
+			if !tb.eval(`fg.trustedInput("f")`) {
+				t.Error("no trusted input event: execCommand('insertText') was not used")
+			}
+			if !tb.eval(`document.activeElement === f && g.value === ""`) {
+				t.Error("focus moved or the other field changed")
+			}
+		}},
+		{"replaces existing content", "/prefilled", "f", "password", 0, holdsIt("f")},
+		{"one-time-code", "/otp", "f", "one-time-code", 0, holdsIt("f")},
+		{"split code", "/split", "b0", "one-time-code", 6, func(t *testing.T, tb *tab, code []byte) {
+			if !tb.callMain("function (v) { return code() === v; }", string(code)) {
+				t.Fatal("boxes differed from the code")
+			}
+			if !tb.eval(`[0,1,2,3,4,5].every((i) => fg.trustedInput("b" + i))`) {
+				t.Error("not every box got a trusted input event")
+			}
+		}},
+		{"react-style controlled input", "/react", "f", "password", 0, func(t *testing.T, tb *tab, value []byte) {
+			if !tb.callMain("function (v) { return stateIs(v); }", string(value)) {
+				t.Fatal("the component state differed from the value")
+			}
+		}},
+		{"framework rejects typing: native setter fallback", "/reject", "f", "password", 0, func(t *testing.T, tb *tab, value []byte) {
+			if !tb.callMain("function (v) { return stateIs(v); }", string(value)) || !tb.holds("f", value) {
+				t.Fatal("the component state or the field differed from the value")
+			}
+			if !tb.eval(`fg.count("change") === 1`) {
+				t.Error("the fallback did not dispatch exactly one change event")
+			}
+		}},
+		{"open shadow root", "/shadow", "field()", "password", 0, holdsIt("field()")},
+		{"a token inserts once", "/password", "f", "password", 0, func(t *testing.T, tb *tab, value []byte) {
+			v := tb.insert(tb.top(), "tok", srv.URL, "password", value)
+			if v.Inserted || v.Reason != "element_gone" {
+				t.Fatalf("second insert = %+v; want element_gone", v)
+			}
+		}},
+		{"hostile page: focus on the password field", "/hostile", "pw", "password", 0, func(t *testing.T, tb *tab, value []byte) {
+			holdsIt("pw")(t, tb, value)
+			if !tb.eval(`!stolen`) {
+				t.Error("the page's overridden value setter, execCommand or dispatchEvent was called")
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tb := open(t, c.path)
+			tb.focus(c.focus)
+			value := secret
+			if c.kind == "one-time-code" {
+				value = otpCode(t)
+			}
+			fill(t, tb, c.kind, c.split, value)
+			c.check(t, tb, value)
+		})
+	}
 
 	t.Run("split code of the wrong length", func(t *testing.T) {
 		tb := open(t, "/split")
@@ -110,36 +137,6 @@ func TestInPage(t *testing.T) {
 		}
 		if !tb.eval(`code() === ""`) {
 			t.Error("some boxes were filled")
-		}
-	})
-
-	t.Run("react-style controlled input", func(t *testing.T) {
-		tb := open(t, "/react")
-		tb.focus("f")
-		fill(t, tb, "password", 0, secret)
-		if !tb.callMain("function (v) { return stateIs(v); }", string(secret)) {
-			t.Fatal("the component state differed from the value")
-		}
-	})
-
-	t.Run("framework rejects typing: native setter fallback", func(t *testing.T) {
-		tb := open(t, "/reject")
-		tb.focus("f")
-		fill(t, tb, "password", 0, secret)
-		if !tb.callMain("function (v) { return stateIs(v); }", string(secret)) || !tb.holds("f", secret) {
-			t.Fatal("the component state or the field differed from the value")
-		}
-		if !tb.eval(`fg.count("change") === 1`) {
-			t.Error("the fallback did not dispatch exactly one change event")
-		}
-	})
-
-	t.Run("open shadow root", func(t *testing.T) {
-		tb := open(t, "/shadow")
-		tb.focus("field()")
-		fill(t, tb, "password", 0, secret)
-		if !tb.holds("field()", secret) {
-			t.Fatal("value differed")
 		}
 	})
 
@@ -265,33 +262,20 @@ func TestInPage(t *testing.T) {
 		})
 	}
 
-	t.Run("a token inserts once", func(t *testing.T) {
-		tb := open(t, "/password")
-		tb.focus("f")
-		fill(t, tb, "password", 0, secret)
-		v := tb.insert(tb.top(), "tok", srv.URL, "password", secret)
-		if v.Inserted || v.Reason != "element_gone" {
-			t.Fatalf("second insert = %+v; want element_gone", v)
-		}
-	})
-
-	t.Run("unknown token", func(t *testing.T) {
-		tb := open(t, "/password")
-		tb.focus("f")
-		tb.probe(tb.top(), "tok")
-		if v := tb.insert(tb.top(), "other", srv.URL, "password", secret); v.Inserted || v.Reason != "element_gone" {
-			t.Fatalf("insert = %+v; want element_gone", v)
-		}
-	})
-
-	t.Run("kind asked differs from the field", func(t *testing.T) {
-		tb := open(t, "/otp")
-		tb.focus("f")
-		tb.probe(tb.top(), "tok")
-		if v := tb.insert(tb.top(), "tok", srv.URL, "password", secret); v.Inserted || v.Reason != "kind_changed" {
-			t.Fatalf("insert = %+v; want kind_changed", v)
-		}
-	})
+	// Inserts that name what the probe did not see.
+	for _, c := range []struct{ name, path, token, reason string }{
+		{"unknown token", "/password", "other", "element_gone"},
+		{"kind asked differs from the field", "/otp", "tok", "kind_changed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tb := open(t, c.path)
+			tb.focus("f")
+			tb.probe(tb.top(), "tok")
+			if v := tb.insert(tb.top(), c.token, srv.URL, "password", secret); v.Inserted || v.Reason != c.reason {
+				t.Fatalf("insert = %+v; want %s", v, c.reason)
+			}
+		})
+	}
 
 	t.Run("hostile page: focus on the username field", func(t *testing.T) {
 		tb := open(t, "/hostile")
@@ -309,18 +293,6 @@ func TestInPage(t *testing.T) {
 		}
 		if !tb.eval(`!stolen && fg.is(user, "") && fg.is(pw, "")`) {
 			t.Error("the page's hooks ran or a field changed")
-		}
-	})
-
-	t.Run("hostile page: focus on the password field", func(t *testing.T) {
-		tb := open(t, "/hostile")
-		tb.focus("pw")
-		fill(t, tb, "password", 0, secret)
-		if !tb.holds("pw", secret) {
-			t.Fatal("value differed")
-		}
-		if !tb.eval(`!stolen`) {
-			t.Error("the page's overridden value setter, execCommand or dispatchEvent was called")
 		}
 	})
 }

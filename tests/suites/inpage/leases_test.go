@@ -15,11 +15,8 @@ import (
 // answered only then; the popup lists the host's leases, and its End
 // button sends end_lease for that lease.
 func TestNoticesLeasesAndAccount(t *testing.T) {
-	ctx := testContext(t)
-	srv := serve(t, accountPages)
-	_, bctx, hosts := chromiumWithFakeHost(t, ctx)
-	h := nextHost(t, ctx, hosts)
-	h.expect(map[string]any{"type": "hello"})
+	x := startHosted(t, accountPages)
+	ctx, srv, bctx, h := x.ctx, x.srv, x.bctx, x.h
 	h.send(map[string]any{"type": "host", "version": "9.8.7", "pid": 4242})
 
 	tb := openTab(t, bctx, srv.URL+"/autocomplete")

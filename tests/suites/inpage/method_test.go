@@ -63,6 +63,7 @@ func TestFormMethod(t *testing.T) {
 	s := newSite(t)
 
 	t.Run("reported methods", func(t *testing.T) {
+		tabs := shareTab(t, s.bctx)
 		for _, c := range []struct {
 			path  string
 			focus string
@@ -78,7 +79,7 @@ func TestFormMethod(t *testing.T) {
 			{"/click-login", "pw", methods{"", ""}},
 			{"/split-auto", "b0", methods{"", "-"}},
 		} {
-			tb := openTab(t, s.bctx, s.login.URL+c.path)
+			tb := tabs.visit(t, s.login.URL+c.path)
 			if c.path == "/react" {
 				waitFor(t, tb, `document.getElementById("pw") !== null`)
 			}
@@ -105,6 +106,7 @@ func TestFormMethod(t *testing.T) {
 			_, _ = w.Write([]byte("<!doctype html><title>bare</title>" + pages[r.URL.Path]))
 		}))
 		t.Cleanup(srv.Close)
+		tabs := shareTab(t, s.bctx)
 		for path, want := range map[string]methods{
 			"/none":       {"get", "get"},
 			"/invalid":    {"get", "get"},
@@ -115,7 +117,7 @@ func TestFormMethod(t *testing.T) {
 			"/onsubmit": {"", ""},
 			"/onclick":  {"", ""},
 		} {
-			tb := openTab(t, s.bctx, srv.URL+path)
+			tb := tabs.visit(t, srv.URL+path)
 			tb.focus(`document.getElementById("pw")`)
 			if got := methodsOf(t, tb.probe(tb.top(), "tok").Form); got != want {
 				t.Errorf("%s: methods %+v; want %+v", path, got, want)
@@ -181,23 +183,11 @@ func TestFormMethod(t *testing.T) {
 			if !(v.Submitted || v.Unconfirmed) || v.Stopped != "" || v.Remains {
 				t.Fatalf("verdict %+v; want submitted, nothing remaining", v)
 			}
-			welcome(t, tb)
-			if n := s.login.Logins("/api/login", secret); n != 1 || s.login.Carrying(secret) != 1 {
-				t.Fatalf("the service got the value %d times in logins, %d in all; want once", n, s.login.Carrying(secret))
-			}
+			s.loggedIn(t, tb, "/api/login", secret, true)
 		})
 	}
 
-	t.Run("the page switches to GET after the insert", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		tb, v := s.fill(t, "/method-changes", "pw", "password", "submit", secret)
-		wantVerdict(t, v, false, false, true, "form_changed")
-		if s.login.Carrying(secret) != 0 {
-			t.Fatal("the value was sent")
-		}
-		urlClean(t, tb, secret)
-	})
-
+	flips := shareTab(t, s.bctx)
 	for _, c := range []struct{ name, flip string }{
 		{"the form switched to GET between probe and insert", `document.getElementById("login").method = "get"`},
 		{"the button got formmethod=get between probe and insert", `document.getElementById("go").setAttribute("formmethod", "get")`},
@@ -206,7 +196,7 @@ func TestFormMethod(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			secret := leakscan.NewSecret(t)
-			tb := openTab(t, s.bctx, s.login.URL+"/classic")
+			tb := flips.visit(t, s.login.URL+"/classic")
 			tb.focus("pw")
 			tb.probe(tb.top(), "tok")
 			tb.eval(c.flip + `, true`)
@@ -220,17 +210,20 @@ func TestFormMethod(t *testing.T) {
 		})
 	}
 
-	t.Run("method=dialog is no submit", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		tb, v := s.fill(t, "/dialog", "pw", "password", "submit", secret)
-		wantVerdict(t, v, false, false, true, "method_dialog")
-		if !tb.eval(`closedWith() === "signin"`) {
-			t.Error("the dialog did not close with its button's value: fillgate did not submit as a person would")
-		}
-		if s.login.Carrying(secret) != 0 {
-			t.Fatal("the value was sent")
-		}
-		urlClean(t, tb, secret)
+	s.submits(t, []submitCase{
+		{"the page switches to GET after the insert", "/method-changes", "pw", "password", false, verdict{Cleared: true, Stopped: "form_changed"},
+			func(t *testing.T, tb *tab, value []byte) {
+				s.notSent(t, value)
+				urlClean(t, tb, value)
+			}},
+		{"method=dialog is no submit", "/dialog", "pw", "password", false, verdict{Cleared: true, Stopped: "method_dialog"},
+			func(t *testing.T, tb *tab, value []byte) {
+				if !tb.eval(`closedWith() === "signin"`) {
+					t.Error("the dialog did not close with its button's value: fillgate did not submit as a person would")
+				}
+				s.notSent(t, value)
+				urlClean(t, tb, value)
+			}},
 	})
 
 	t.Run("method=dialog with then none keeps the value, unsubmitted", func(t *testing.T) {
@@ -266,6 +259,7 @@ func TestFormMethodExtension(t *testing.T) {
 	login := loginserver.Start(t, "127.0.0.1")
 	_, bctx := startBrowser(t, ctx, true)
 	w := attachWorker(t, ctx, bctx)
+	tabs := shareTab(t, bctx)
 	type answer struct {
 		reply
 		Submitted bool   `json:"submitted"`
@@ -282,7 +276,7 @@ func TestFormMethodExtension(t *testing.T) {
 	}
 	inspect := func(t *testing.T, path string) (*tab, answer) {
 		t.Helper()
-		tb := openTab(t, bctx, login.URL+path)
+		tb := tabs.visit(t, login.URL+path)
 		tb.focus(`document.getElementById("pw")`)
 		r := ask(map[string]any{"id": 1, "type": "inspect"})
 		if r.Type != "inspected" || r.Field.Kind != "password" || r.Field.Problem != "" {
@@ -310,33 +304,26 @@ func TestFormMethodExtension(t *testing.T) {
 		leakscan.Bytes(t, value, "the insert reply", out)
 		return v
 	}
-	t.Run("no method", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		tb, r := inspect(t, "/no-method")
-		v := submit(t, r, secret)
-		if v.Type != "inserted" || v.Submitted || !v.Cleared || v.Stopped != "method_get" || v.Remains {
-			t.Fatalf("insert = %+v; want inserted, not submitted, cleared, stopped method_get", v)
-		}
-		if !tb.eval(`sentEntries() === 0`) {
-			t.Error("the submission's entry list was not emptied")
-		}
-		if login.Carrying(secret) != 0 || login.Requests("/classic/login") != 0 {
-			t.Fatal("the form was submitted")
-		}
-		urlClean(t, tb, secret)
-	})
-	t.Run("dialog", func(t *testing.T) {
-		secret := leakscan.NewSecret(t)
-		tb, r := inspect(t, "/dialog")
-		v := submit(t, r, secret)
-		if v.Type != "inserted" || v.Submitted || !v.Cleared || v.Stopped != "method_dialog" || v.Remains {
-			t.Fatalf("insert = %+v; want inserted, not submitted, cleared, stopped method_dialog", v)
-		}
-		if !tb.eval(`closedWith() === "signin"`) || login.Carrying(secret) != 0 {
-			t.Error("the dialog did not close, or the value was sent")
-		}
-		urlClean(t, tb, secret)
-	})
+	for _, c := range []struct{ name, path, stopped, page, pageFails string }{
+		{"no method", "/no-method", "method_get", `sentEntries() === 0`, "the submission's entry list was not emptied"},
+		{"dialog", "/dialog", "method_dialog", `closedWith() === "signin"`, "the dialog did not close with its button's value"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			secret := leakscan.NewSecret(t)
+			tb, r := inspect(t, c.path)
+			v := submit(t, r, secret)
+			if v.Type != "inserted" || v.Submitted || !v.Cleared || v.Stopped != c.stopped || v.Remains {
+				t.Fatalf("insert = %+v; want inserted, not submitted, cleared, stopped %s", v, c.stopped)
+			}
+			if !tb.eval(c.page) {
+				t.Error(c.pageFails)
+			}
+			if login.Carrying(secret) != 0 || login.Requests("/classic/login") != 0 {
+				t.Fatal("the form was submitted")
+			}
+			urlClean(t, tb, secret)
+		})
+	}
 	t.Run("the form switched to GET between inspect and insert", func(t *testing.T) {
 		secret := leakscan.NewSecret(t)
 		tb, r := inspect(t, "/classic")

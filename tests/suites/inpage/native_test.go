@@ -2,10 +2,10 @@ package inpage
 
 import (
 	"context"
+	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,21 +17,45 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
-// chromiumWithFakeHost starts Chromium with the extension and the fake
-// native host installed, and hands out each host connection.
-func chromiumWithFakeHost(t testing.TB, ctx context.Context) (*browser.Chromium, context.Context, <-chan *hostConn) {
+// hosted is Chromium with the extension and this test as its native
+// host, and pages served to it.
+type hosted struct {
+	ctx   context.Context
+	srv   *httptest.Server
+	c     *browser.Chromium
+	bctx  context.Context
+	hosts <-chan *hostConn // each later connection of the extension
+	h     *hostConn        // the extension's first connection, greeted
+}
+
+// startHosted serves pages, starts Chromium with the extension and the
+// fake native host installed, and waits for the extension's hello.
+func startHosted(t testing.TB, pages map[string]string) *hosted {
 	t.Helper()
+	x := &hosted{ctx: testContext(t), srv: serve(t, pages)}
 	sock, ln := listenHost(t)
-	hosts := acceptHosts(t, ctx, ln)
+	x.hosts = acceptHosts(t, x.ctx, ln)
 	profile := t.TempDir()
 	// Chromium started with --user-data-dir reads hosts from its NativeMessagingHosts.
 	installFakeHost(t, filepath.Join(profile, "NativeMessagingHosts"), "allowed_origins", manifest.ExtensionOrigin)
-	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{
+	x.c = browser.StartChromium(t, x.ctx, browser.ChromiumOptions{
 		UserDataDir: profile,
 		Extensions:  []string{extensionDir(t)},
 		Env:         append(browser.BaseEnv(t.TempDir()), fakeHostEnv+"="+sock),
 	})
-	return c, c.Attach(t, ctx), hosts
+	x.bctx = x.c.Attach(t, x.ctx)
+	x.h = greeted(t, x.ctx, x.hosts, "Chrome/")
+	return x
+}
+
+// focusedTab opens path in a new tab, focuses its field #f and waits
+// until the page's animations have finished.
+func (x *hosted) focusedTab(t testing.TB, path string) *tab {
+	t.Helper()
+	tb := openTab(t, x.bctx, x.srv.URL+path)
+	tb.focus("f")
+	tb.settle()
+	return tb
 }
 
 // TestNativeMessaging plays the native host over a real connectNative port:
@@ -39,21 +63,11 @@ func chromiumWithFakeHost(t testing.TB, ctx context.Context) (*browser.Chromium,
 // window closing and the pause switch, feeds the popup, and reconnects
 // when the host goes away.
 func TestNativeMessaging(t *testing.T) {
-	ctx := testContext(t)
-	srv := serve(t, testPages)
-	c, bctx, hosts := chromiumWithFakeHost(t, ctx)
-	profile := c.UserDataDir
+	x := startHosted(t, testPages)
+	ctx, srv, c, bctx, h := x.ctx, x.srv, x.c, x.bctx, x.h
 	secret := leakscan.NewSecret(t)
 	defer clear(secret)
 
-	h := nextHost(t, ctx, hosts)
-	hello := h.expect(map[string]any{"type": "hello", "version": "0.1.0", "paused": false})
-	if ua, _ := hello["user_agent"].(string); !strings.Contains(ua, "Chrome/") {
-		t.Errorf("hello user_agent = %q", ua)
-	}
-	if _, ok := hello["id"]; ok {
-		t.Error("hello carries an id; notices must not")
-	}
 	h.send(map[string]any{"type": "host", "version": "9.8.7", "pid": 4242})
 	h.send(map[string]any{"id": 1, "type": "ping"})
 	h.expect(map[string]any{"id": 1, "type": "pong"})
@@ -109,12 +123,12 @@ func TestNativeMessaging(t *testing.T) {
 
 	// The host goes away; the extension reconnects and says hello again.
 	h.close()
-	h = nextHost(t, ctx, hosts)
+	h = nextHost(t, ctx, x.hosts)
 	h.expect(map[string]any{"type": "hello", "paused": true})
 
 	c.Stop()
 	leakscan.Bytes(t, secret, "the browser's output", []byte(c.Output()))
-	leakscan.Dirs(t, secret, profile)
+	leakscan.Dirs(t, secret, c.UserDataDir)
 }
 
 // BenchmarkNativeRoundTrip measures the extension path of one fill without
@@ -122,13 +136,9 @@ func TestNativeMessaging(t *testing.T) {
 // insert, and the value lands in the focused field of a real page. It
 // reports the median as well as the mean.
 func BenchmarkNativeRoundTrip(b *testing.B) {
-	ctx := testContext(b)
-	srv := serve(b, testPages)
-	_, bctx, hosts := chromiumWithFakeHost(b, ctx)
-	h := nextHost(b, ctx, hosts)
-	h.expect(map[string]any{"type": "hello"})
-	tb := openTab(b, bctx, srv.URL+"/password")
-	tb.focus("f")
+	x := startHosted(b, testPages)
+	h := x.h
+	tb := x.focusedTab(b, "/password")
 	secret := leakscan.NewSecret(b)
 	defer clear(secret)
 

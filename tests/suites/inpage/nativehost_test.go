@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/internal/manifest"
@@ -89,6 +90,22 @@ func acceptHosts(t testing.TB, ctx context.Context, ln net.Listener) <-chan *hos
 		}
 	}()
 	return ch
+}
+
+// greeted waits for the extension's next connection to its native host
+// and checks the hello it opens with: a notice (no id) from version
+// 0.1.0, not paused, in a browser whose user agent names product.
+func greeted(t testing.TB, ctx context.Context, hosts <-chan *hostConn, product string) *hostConn {
+	t.Helper()
+	h := nextHost(t, ctx, hosts)
+	hello := h.expect(map[string]any{"type": "hello", "version": "0.1.0", "paused": false})
+	if ua, _ := hello["user_agent"].(string); !strings.Contains(ua, product) {
+		t.Errorf("hello user_agent = %q", ua)
+	}
+	if _, ok := hello["id"]; ok {
+		t.Error("hello carries an id; notices must not")
+	}
+	return h
 }
 
 func nextHost(t testing.TB, ctx context.Context, ch <-chan *hostConn) *hostConn {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // targetWatch records the page targets the browser destroys, from its
@@ -80,13 +81,9 @@ func openPromptWindow(t testing.TB, ctx, bctx context.Context, h *hostConn, id i
 // closes those an earlier run left open. The windows' ids, and only they,
 // are kept in storage.session.
 func TestPromptWindowsDieWithTheHost(t *testing.T) {
-	ctx := testContext(t)
-	srv := serve(t, testPages)
-	_, bctx, hosts := chromiumWithFakeHost(t, ctx)
+	x := startHosted(t, testPages)
+	ctx, srv, bctx, h := x.ctx, x.srv, x.bctx, x.h
 	targets := watchTargets(t, bctx)
-
-	h := nextHost(t, ctx, hosts)
-	h.expect(map[string]any{"type": "hello"})
 	win, popup := openPromptWindow(t, ctx, bctx, h, 1, srv.URL+"/password?prompt=1")
 	w := attachWorker(t, ctx, bctx)
 	if got := storedPrompts(t, w); fmt.Sprint(got) != fmt.Sprint(map[string]any{"prompts": []any{win}}) {
@@ -103,8 +100,7 @@ func TestPromptWindowsDieWithTheHost(t *testing.T) {
 	// The worker reconnects to a new host, which opens a prompt; then the
 	// browser stops the worker (as it may when idle), so no one is left to
 	// close the window. The worker started again closes it.
-	h = nextHost(t, ctx, hosts)
-	h.expect(map[string]any{"type": "hello"})
+	h = greeted(t, ctx, x.hosts, "Chrome/")
 	_, popup = openPromptWindow(t, ctx, bctx, h, 2, srv.URL+"/password?prompt=2")
 	pages := openTab(t, bctx, srv.URL+"/password")
 	if _, err := chromedp.Call(pages.ctx, serviceworker.Enable, cdp.Empty{}); err != nil {
@@ -128,21 +124,16 @@ func waitNoWorker(t testing.TB, ctx, bctx context.Context) {
 	t.Helper()
 	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for {
+	if err := poll.Until(wait, 50*time.Millisecond, func() (bool, error) {
 		infos, err := chromedp.Targets(bctx)
 		if err != nil {
 			t.Fatalf("targets: %v", err)
 		}
-		if !slices.ContainsFunc(infos, func(in *target.Info) bool {
+		return !slices.ContainsFunc(infos, func(in *target.Info) bool {
 			return in.Type == "service_worker" && in.URL == manifest.ExtensionOrigin+"sw.js"
-		}) {
-			return
-		}
-		select {
-		case <-wait.Done():
-			t.Fatalf("the service worker did not stop")
-		case <-time.After(50 * time.Millisecond):
-		}
+		}), nil
+	}); err != nil {
+		t.Fatalf("the service worker did not stop: %v", err)
 	}
 }
 

@@ -17,27 +17,27 @@ func median(b *testing.B, took []time.Duration) {
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median/op")
 }
 
+// timeRequests times, over the native port, one request of type typ per
+// iteration and its reply of type want, and reports the median.
+func timeRequests(b *testing.B, h *hostConn, typ, want string) {
+	var took []time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		h.send(map[string]any{"id": i, "type": typ})
+		h.expect(map[string]any{"id": i, "type": want})
+		took = append(took, time.Since(start))
+	}
+	median(b, took)
+}
+
 // BenchmarkExtensionInspect measures the extension path's inspect (every
 // frame probed, the field judged) over a real native-messaging port.
 func BenchmarkExtensionInspect(b *testing.B) {
-	ctx := testContext(b)
-	srv := serve(b, testPages)
-	_, bctx, hosts := chromiumWithFakeHost(b, ctx)
-	h := nextHost(b, ctx, hosts)
-	h.expect(map[string]any{"type": "hello"})
+	x := startHosted(b, testPages)
 	for _, path := range benchPages {
 		b.Run(name(path), func(b *testing.B) {
-			tb := openTab(b, bctx, srv.URL+path)
-			tb.focus("f")
-			tb.settle()
-			var took []time.Duration
-			for i := 0; b.Loop(); i++ {
-				start := time.Now()
-				h.send(map[string]any{"id": i, "type": "inspect"})
-				h.expect(map[string]any{"id": i, "type": "inspected"})
-				took = append(took, time.Since(start))
-			}
-			median(b, took)
+			x.focusedTab(b, path)
+			timeRequests(b, &hostConn{t: b, ctx: x.h.ctx, conn: x.h.conn}, "inspect", "inspected")
 		})
 	}
 }
@@ -69,20 +69,7 @@ func BenchmarkCDPProbe(b *testing.B) {
 // probed, nothing judged or remembered): the cost of running the in-page
 // function in a tab, over a real native-messaging port.
 func BenchmarkExtensionPeek(b *testing.B) {
-	ctx := testContext(b)
-	srv := serve(b, testPages)
-	_, bctx, hosts := chromiumWithFakeHost(b, ctx)
-	h := nextHost(b, ctx, hosts)
-	h.expect(map[string]any{"type": "hello"})
-	tb := openTab(b, bctx, srv.URL+"/password")
-	tb.focus("f")
-	tb.settle()
-	var took []time.Duration
-	for i := 0; b.Loop(); i++ {
-		start := time.Now()
-		h.send(map[string]any{"id": i, "type": "peek"})
-		h.expect(map[string]any{"id": i, "type": "peeked"})
-		took = append(took, time.Since(start))
-	}
-	median(b, took)
+	x := startHosted(b, testPages)
+	x.focusedTab(b, "/password")
+	timeRequests(b, x.h, "peek", "peeked")
 }

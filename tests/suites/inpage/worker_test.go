@@ -1,7 +1,6 @@
 package inpage
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -10,19 +9,6 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
-
-// frameTab is a CDP session on the out-of-process iframe whose URL starts
-// with prefix (main world), for focusing and checking fields in it.
-func frameTab(t *testing.T, ctx, browserCtx context.Context, prefix string) *tab {
-	t.Helper()
-	info, err := browser.WaitTarget(ctx, browserCtx, "iframe", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithTargetID(info.TargetID))
-	t.Cleanup(cancel)
-	return &tab{t: t, ctx: fctx}
-}
 
 // TestServiceWorker hands the worker host requests (as PROTOCOL.md §2
 // has them) and checks its replies and the pages.
@@ -48,6 +34,28 @@ func TestServiceWorker(t *testing.T) {
 		}
 		return r
 	}
+	// onPassword opens the password page in a new tab, focuses its field
+	// and inspects it.
+	onPassword := func(t *testing.T) (*tab, reply) {
+		t.Helper()
+		tb := openTab(t, bctx, srv.URL+"/password")
+		tb.focus("f")
+		return tb, inspect(t, "password")
+	}
+	// onCrossSite opens the page framing the other site's password page in
+	// a new tab, focuses the framed field (or, unless inFrame, the top
+	// page's) and inspects it.
+	onCrossSite := func(t *testing.T, inFrame bool) (tb, fr *tab, r reply) {
+		t.Helper()
+		tb = openTab(t, bctx, srv.URL+"/xsite")
+		fr = tb.frame(otherSite + "/password")
+		focused := tb
+		if inFrame {
+			focused = fr
+		}
+		focused.focus("f")
+		return tb, fr, inspect(t, "password")
+	}
 
 	t.Run("ping and unknown requests", func(t *testing.T) {
 		if r := w.answer(map[string]any{"id": 1, "type": "ping"}); r.Type != "pong" {
@@ -59,9 +67,7 @@ func TestServiceWorker(t *testing.T) {
 	})
 
 	t.Run("password", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/password")
-		tb.focus("f")
-		r := inspect(t, "password")
+		tb, r := onPassword(t)
 		if r.Frame != 0 || len(r.Origins) != 1 || r.Origins[0] != srv.URL {
 			t.Fatalf("inspect = %+v; want frame 0, origins [%s]", r, srv.URL)
 		}
@@ -90,10 +96,7 @@ func TestServiceWorker(t *testing.T) {
 	})
 
 	t.Run("cross-site iframe", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/xsite")
-		fr := frameTab(t, ctx, bctx, otherSite+"/password")
-		fr.focus("f")
-		r := inspect(t, "password")
+		tb, fr, r := onCrossSite(t, true)
 		if r.Frame == 0 || len(r.Origins) != 2 || r.Origins[0] != otherSite || r.Origins[1] != srv.URL {
 			t.Fatalf("inspect = %+v; want a subframe, origins [%s %s]", r, otherSite, srv.URL)
 		}
@@ -106,8 +109,7 @@ func TestServiceWorker(t *testing.T) {
 	})
 
 	t.Run("a faint iframe makes its field unusable", func(t *testing.T) {
-		openTab(t, bctx, srv.URL+"/xsite-faint")
-		frameTab(t, ctx, bctx, otherSite+"/password").focus("f")
+		openTab(t, bctx, srv.URL+"/xsite-faint").frame(otherSite + "/password").focus("f")
 		r := w.answer(map[string]any{"id": 1, "type": "inspect"})
 		if r.Type != "inspected" || r.Field.Kind != "password" || r.Field.Problem != "transparent" {
 			t.Fatalf("inspect = %+v; want a transparent password field", r)
@@ -115,9 +117,7 @@ func TestServiceWorker(t *testing.T) {
 	})
 
 	t.Run("focus moved to another frame", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/xsite")
-		frameTab(t, ctx, bctx, otherSite+"/password").focus("f")
-		r := inspect(t, "password")
+		tb, _, r := onCrossSite(t, true)
 		tb.focus("f")
 		if v := insert(r, secret); v.Type != "not_inserted" || v.Reason != "frame_changed" {
 			t.Fatalf("insert = %+v; want not_inserted frame_changed", v)
@@ -130,10 +130,7 @@ func TestServiceWorker(t *testing.T) {
 	// The insert into the top frame no longer walks every frame first
 	// (0463e17): the in-page insert must refuse these on its own.
 	t.Run("top frame: focus moved into a cross-site iframe", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/xsite")
-		fr := frameTab(t, ctx, bctx, otherSite+"/password")
-		tb.focus("f")
-		r := inspect(t, "password")
+		tb, fr, r := onCrossSite(t, false)
 		if r.Frame != 0 || len(r.Origins) != 1 {
 			t.Fatalf("inspect = %+v; want the top frame", r)
 		}
@@ -146,26 +143,27 @@ func TestServiceWorker(t *testing.T) {
 		}
 	})
 
-	t.Run("top frame: same-origin navigation", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/password")
-		tb.focus("f")
-		r := inspect(t, "password")
-		if err := chromedp.Do(tb.ctx, chromedp.Navigate(srv.URL+"/password")); err != nil {
-			t.Fatal(err)
-		}
-		tb.focus("f")
-		if v := insert(r, secret); v.Type != "not_inserted" || v.Reason != "element_gone" {
-			t.Fatalf("insert = %+v; want not_inserted element_gone", v)
-		}
-		if !tb.eval(`f.value === ""`) {
-			t.Error("the new page's field changed")
-		}
-	})
+	for _, c := range []struct{ name, to, reason string }{
+		{"top frame: same-origin navigation", srv.URL + "/password", "element_gone"},
+		{"navigated to another origin", otherSite + "/password", "origin_changed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tb, r := onPassword(t)
+			if err := chromedp.Do(tb.ctx, chromedp.Navigate(c.to)); err != nil {
+				t.Fatal(err)
+			}
+			tb.focus("f")
+			if v := insert(r, secret); v.Type != "not_inserted" || v.Reason != c.reason {
+				t.Fatalf("insert = %+v; want not_inserted %s", v, c.reason)
+			}
+			if !tb.eval(`f.value === ""`) {
+				t.Error("the new page's field changed")
+			}
+		})
+	}
 
 	t.Run("top frame: document replaced with document.open", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/password")
-		tb.focus("f")
-		r := inspect(t, "password")
+		tb, r := onPassword(t)
 		if !tb.eval(`(document.open(), document.write("<input id=f type=password><input id=g>"), document.close(), document.getElementById("f").focus(), true)`) {
 			t.Fatal("replace the document")
 		}
@@ -178,9 +176,7 @@ func TestServiceWorker(t *testing.T) {
 	})
 
 	t.Run("top frame: focus moved into a same-origin iframe", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/password")
-		tb.focus("f")
-		r := inspect(t, "password")
+		tb, r := onPassword(t)
 		if !tb.eval(`(() => { const fr = document.createElement("iframe"); document.body.append(fr);
 		  fr.contentDocument.body.innerHTML = "<input id=f type=password>"; fr.contentDocument.getElementById("f").focus(); return document.activeElement === fr; })()`) {
 			t.Fatal("focus the frame")
@@ -194,35 +190,15 @@ func TestServiceWorker(t *testing.T) {
 	})
 
 	t.Run("focus moved within the page", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/password")
-		tb.focus("f")
-		r := inspect(t, "password")
+		tb, r := onPassword(t)
 		tb.focus("g")
 		if v := insert(r, secret); v.Type != "not_inserted" || v.Reason != "focus_moved" {
 			t.Fatalf("insert = %+v; want not_inserted focus_moved", v)
 		}
 	})
 
-	t.Run("navigated to another origin", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/password")
-		tb.focus("f")
-		r := inspect(t, "password")
-		if err := chromedp.Do(tb.ctx, chromedp.Navigate(otherSite+"/password")); err != nil {
-			t.Fatal(err)
-		}
-		tb.focus("f")
-		if v := insert(r, secret); v.Type != "not_inserted" || v.Reason != "origin_changed" {
-			t.Fatalf("insert = %+v; want not_inserted origin_changed", v)
-		}
-		if !tb.eval(`f.value === ""`) {
-			t.Error("the new page's field changed")
-		}
-	})
-
 	t.Run("tab closed", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/password")
-		tb.focus("f")
-		r := inspect(t, "password")
+		tb, r := onPassword(t)
 		if err := chromedp.Cancel(tb.ctx); err != nil {
 			t.Fatalf("close the tab: %v", err)
 		}
@@ -249,9 +225,7 @@ func TestServiceWorker(t *testing.T) {
 	})
 
 	t.Run("pinned tab and frame", func(t *testing.T) {
-		tb := openTab(t, bctx, srv.URL+"/password")
-		tb.focus("f")
-		r := inspect(t, "password")
+		_, r := onPassword(t)
 		pinned := w.answer(map[string]any{"id": 1, "type": "inspect", "tab": r.Tab, "frame": 0})
 		if pinned.Tab != r.Tab || pinned.Field.Kind != "password" {
 			t.Fatalf("pinned inspect = %+v", pinned)

@@ -76,25 +76,17 @@ func attackerFindsNoPrompt(t *testing.T, ctx context.Context, r *rig) {
 	mark, from := r.logMark(t), r.site.mark()
 	a := r.fill(t)
 	d := r.dialog(t, ctx, promptName)
-	if ws := r.browserPrompts(t, ctx); len(ws) != 0 {
-		t.Errorf("a page prompt opened in the browser: %q", ws[0].Name)
-	}
+	r.noBrowserPrompt(t, ctx)
 	r.noPromptPage(t, ctx, r.promptPages("targets"))
 	r.noPromptPage(t, ctx, r.promptPages("spy"))
 	r.noPromptPage(t, ctx, r.promptPages("read"))
 	forged := r.promptPages("answer")
 	forged.Selector, forged.Text = "#value", "forged-by-the-attacker"
 	r.noPromptPage(t, ctx, forged)
-	r.answer(t, ctx, d, secret)
-	r.press(t, ctx, r.dialog(t, ctx, "fillgate — remember the password for "), "Escape")
+	r.answerInDialog(t, ctx, d, secret)
 	res := r.result(t, a)
-	r.want(t, res, fill.StatusOK)
-	r.submitted(t, res)
-	if n := countLines(r.logSince(t, mark), promptOpen); n != 0 {
-		t.Errorf("the host started %d page prompts; want none", n)
-	}
-	r.signedIn(t, ctx, from)
-	r.scan(t, secret, 1)
+	r.pagePrompts(t, mark, 0)
+	r.sent(t, ctx, res, from, secret)
 }
 
 // attackerCannotApprove: a saved value (the OS keyring, approval "each")
@@ -123,14 +115,10 @@ func attackerCannotApprove(t *testing.T, ctx context.Context, r *rig) {
 	forged := r.promptPages("answer")
 	forged.Selector, forged.Text = "#value", "forged-by-the-attacker"
 	r.noPromptPage(t, ctx, forged)
-	if ws := r.browserPrompts(t, ctx); len(ws) != 0 {
-		t.Errorf("a page prompt opened in the browser: %q", ws[0].Name)
-	}
+	r.noBrowserPrompt(t, ctx)
 	r.press(t, ctx, d, "Escape")
-	res := r.result(t, a)
-	r.want(t, res, fill.StatusCancelled, "the human cancelled the prompt")
-	r.untouched(t, ctx, logins)
-	r.scan(t, saved, 0)
+	r.want(t, r.result(t, a), fill.StatusCancelled, "the human cancelled the prompt")
+	r.nothingSent(t, ctx, logins, saved)
 }
 
 // becomesDrivable: the page prompt is open when the browser becomes
@@ -155,18 +143,14 @@ func becomesDrivable(t *testing.T, ctx context.Context, r *rig) {
 		t.Logf("the page prompt closed %v after the browser became drivable", took.Round(time.Millisecond))
 	}
 	d := r.dialog(t, ctx, promptName)
-	r.answer(t, ctx, d, secret)
-	r.press(t, ctx, r.dialog(t, ctx, "fillgate — remember the password for "), "Escape")
+	r.answerInDialog(t, ctx, d, secret)
 	res := r.result(t, a)
-	r.want(t, res, fill.StatusOK)
-	r.submitted(t, res)
 	r.switched(t, mark)
-	r.signedIn(t, ctx, from)
+	r.sent(t, ctx, res, from, secret)
 	stop()
 	r.awaitHost(t, "the browser undriven once the endpoint went", func(h agentsock.HostStatus) bool {
 		return h.Drive != nil && !h.Drive.Driven
 	})
-	r.scan(t, secret, 1)
 }
 
 // devToolsEndpoint makes the browser's profile hold a live

@@ -25,14 +25,9 @@ func typesInPage(t *testing.T, ctx context.Context, r *rig) {
 	w := r.pagePrompt(t, ctx)
 	r.answer(t, ctx, w, secret)
 	res := r.result(t, a)
-	r.want(t, res, fill.StatusOK)
-	r.submitted(t, res)
-	if e := r.lastAudit(t, fill.StatusOK); e.How != fill.HowTyped {
-		t.Errorf("the audit log says the value was %q; want typed", e.How)
-	}
+	r.typed(t)
 	r.gone(t, ctx, w, 5*time.Second)
-	r.signedIn(t, ctx, from)
-	r.scan(t, secret, 1)
+	r.sent(t, ctx, res, from, secret)
 }
 
 // cancelsInPage: the person types in the page prompt, thinks better of
@@ -44,16 +39,11 @@ func cancelsInPage(t *testing.T, ctx context.Context, r *rig) {
 	logins := r.site.Login.Requests("/classic/login")
 	a := r.fill(t)
 	w := r.pagePrompt(t, ctx)
-	r.focus(t, ctx, w)
-	if err := r.person.Type(ctx, secret); err != nil {
-		t.Fatalf("the person types: %v", err)
-	}
+	r.types(t, ctx, w, secret)
 	r.press(t, ctx, w, "Escape")
-	res := r.result(t, a)
-	r.want(t, res, fill.StatusCancelled, "the human cancelled the prompt")
+	r.want(t, r.result(t, a), fill.StatusCancelled, "the human cancelled the prompt")
 	r.gone(t, ctx, w, 5*time.Second)
-	r.untouched(t, ctx, logins)
-	r.scan(t, secret, 0)
+	r.nothingSent(t, ctx, logins, secret)
 }
 
 // nativeByPolicy: the browser is undriven, but the person's policy says
@@ -69,24 +59,12 @@ func nativeByPolicy(t *testing.T, ctx context.Context, r *rig) {
 	from := r.site.mark()
 	a := r.fill(t)
 	d := r.dialog(t, ctx, promptName)
-	if ws := r.browserPrompts(t, ctx); len(ws) != 0 {
-		t.Errorf("a page prompt opened in the browser too: %q", ws[0].Name)
-	}
-	r.answer(t, ctx, d, secret)
-	// The keyring is there, so the dialog offers to remember the value:
-	// the person says no.
-	r.press(t, ctx, r.dialog(t, ctx, "fillgate — remember the password for "), "Escape")
+	r.noBrowserPrompt(t, ctx)
+	r.answerInDialog(t, ctx, d, secret)
 	res := r.result(t, a)
-	r.want(t, res, fill.StatusOK)
-	r.submitted(t, res)
-	if e := r.lastAudit(t, fill.StatusOK); e.How != fill.HowTyped {
-		t.Errorf("the audit log says the value was %q; want typed", e.How)
-	}
-	if n := countLines(r.logSince(t, mark), promptOpen); n != 0 {
-		t.Errorf("the host started %d page prompts; want none", n)
-	}
-	r.signedIn(t, ctx, from)
-	r.scan(t, secret, 1)
+	r.typed(t)
+	r.pagePrompts(t, mark, 0)
+	r.sent(t, ctx, res, from, secret)
 }
 
 // nobodyAnswers: the page prompt opens, the person starts typing and
@@ -101,10 +79,7 @@ func nobodyAnswers(t *testing.T, ctx context.Context, r *rig) {
 	mark := r.logMark(t)
 	a := r.fill(t, "--timeout", "6s")
 	w := r.pagePrompt(t, ctx)
-	r.focus(t, ctx, w)
-	if err := r.person.Type(ctx, secret); err != nil {
-		t.Fatalf("the person types: %v", err)
-	}
+	r.types(t, ctx, w, secret)
 	res := r.result(t, a)
 	r.want(t, res, fill.StatusNoResponse, "nobody answered the prompt within 6s")
 	r.gone(t, ctx, w, 5*time.Second)
@@ -118,11 +93,43 @@ func nobodyAnswers(t *testing.T, ctx context.Context, r *rig) {
 	if ws := r.windows(t, ctx, promptName); len(ws) != 0 {
 		t.Errorf("a prompt opened for the retry: %q", ws[0].Name)
 	}
-	if n := countLines(r.logSince(t, mark), promptOpen); n != 1 {
-		t.Errorf("the host started %d page prompts; want 1 (none for the retry)", n)
+	r.pagePrompts(t, mark, 1) // none for the retry
+	r.nothingSent(t, ctx, logins, secret)
+}
+
+// sent checks that a fill went through (ok, the form submitted and the
+// page on to the welcome page since report from) and that the login
+// server got secret in one login and nowhere else.
+func (r *rig) sent(t testing.TB, ctx context.Context, res fill.Result, from int, secret []byte) {
+	t.Helper()
+	r.want(t, res, fill.StatusOK)
+	r.submitted(t, res)
+	r.signedIn(t, ctx, from)
+	r.scan(t, secret, 1)
+}
+
+// typed checks that the audit log says the last fill's value was typed.
+func (r *rig) typed(t testing.TB) {
+	t.Helper()
+	if e := r.lastAudit(t, fill.StatusOK); e.How != fill.HowTyped {
+		t.Errorf("the audit log says the value was %q; want typed", e.How)
 	}
+}
+
+// nothingSent checks that the login page is as it was and that secret is
+// nowhere, the login server included.
+func (r *rig) nothingSent(t testing.TB, ctx context.Context, logins int, secret []byte) {
+	t.Helper()
 	r.untouched(t, ctx, logins)
 	r.scan(t, secret, 0)
+}
+
+// pagePrompts checks that the host started n page prompts since mark.
+func (r *rig) pagePrompts(t testing.TB, mark, n int) {
+	t.Helper()
+	if got := countLines(r.logSince(t, mark), promptOpen); got != n {
+		t.Errorf("the host started %d page prompts; want %d", got, n)
+	}
 }
 
 // signedIn checks that the login page, since report from, submitted and

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/tests/kit/desktop"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // promptName matches the name of both prompts' first window, the page's
@@ -54,20 +55,19 @@ func (r *rig) dialog(t testing.TB, ctx context.Context, name string) desktop.Win
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	var found desktop.Window
+	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
 		for _, w := range r.windows(t, ctx, name) {
 			if pid, err := r.person.PID(ctx, w); err == nil && isPinentry(pid) {
-				return w
+				found = w
+				return true, nil
 			}
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no native dialog %q showed within 20 s", name)
-		case <-tick.C:
-		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("no native dialog %q showed within 20 s", name)
 	}
+	return found
 }
 
 // isPinentry reports whether process pid runs pinentry-gtk-2.
@@ -132,15 +132,38 @@ func (r *rig) focus(t testing.TB, ctx context.Context, w desktop.Window) {
 	}
 }
 
-// answer has the person type value into window w (which must have the
-// keyboard) and press Enter.
-func (r *rig) answer(t testing.TB, ctx context.Context, w desktop.Window, value []byte) {
+// types has the person type value into window w, giving it the keyboard
+// first.
+func (r *rig) types(t testing.TB, ctx context.Context, w desktop.Window, value []byte) {
 	t.Helper()
 	r.focus(t, ctx, w)
 	if err := r.person.Type(ctx, value); err != nil {
 		t.Fatalf("the person types: %v", err)
 	}
+}
+
+// answer has the person type value into window w and press Enter.
+func (r *rig) answer(t testing.TB, ctx context.Context, w desktop.Window, value []byte) {
+	t.Helper()
+	r.types(t, ctx, w, value)
 	r.press(t, ctx, w, "Return")
+}
+
+// answerInDialog has the person answer the native dialog d with value;
+// the keyring is there, so the dialog then offers to remember the value,
+// and the person says no.
+func (r *rig) answerInDialog(t testing.TB, ctx context.Context, d desktop.Window, value []byte) {
+	t.Helper()
+	r.answer(t, ctx, d, value)
+	r.press(t, ctx, r.dialog(t, ctx, "fillgate — remember the password for "), "Escape")
+}
+
+// noBrowserPrompt checks that no page prompt is open in the browser.
+func (r *rig) noBrowserPrompt(t testing.TB, ctx context.Context) {
+	t.Helper()
+	if ws := r.browserPrompts(t, ctx); len(ws) != 0 {
+		t.Errorf("a page prompt opened in the browser: %q", ws[0].Name)
+	}
 }
 
 // press has the person press key in window w.

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,7 +23,10 @@ import (
 	"github.com/fillgate/fillgate/tests/fakes/attackext"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
+	"github.com/fillgate/fillgate/tests/kit/envlist"
+	"github.com/fillgate/fillgate/tests/kit/fillresult"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
@@ -143,14 +145,7 @@ func newRig(t *testing.T, ctx context.Context, withAttacker bool) *rig {
 }
 
 // getenv looks a variable up in the rig's environment.
-func (r *rig) getenv(key string) string {
-	for _, kv := range slices.Backward(r.env) {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
+func (r *rig) getenv(key string) string { return envlist.Get(r.env, key) }
 
 // secret returns a new random value (leakscan.NewSecret) that safe
 // withholds from everything the test prints from then on.
@@ -200,13 +195,8 @@ func (r *rig) cli(t testing.TB, stdin []byte, args ...string) (stdout, stderr []
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	default:
+	code, err := fillresult.ExitCode(cmd.Run())
+	if err != nil {
 		t.Fatalf("run fillgate %s: %v", args[0], err)
 	}
 	return out.Bytes(), errOut.Bytes(), code
@@ -250,18 +240,16 @@ func (r *rig) waitHost(t testing.TB) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	for {
-		hs, err := agentsock.Status(ctx, r.runDir)
-		if err == nil && len(hs) == 1 && hs[0].Extension.Connected {
-			return hs[0].PID
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the extension did not connect to a fillgate host (%v); last status %+v, %v; the browser said:\n%s",
-				ctx.Err(), hs, err, r.browser.Output())
-		case <-time.After(100 * time.Millisecond):
-		}
+	var hs []agentsock.HostStatus
+	if err := poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
+		var err error
+		hs, err = agentsock.Status(ctx, r.runDir)
+		return len(hs) == 1 && hs[0].Extension.Connected, err
+	}); err != nil {
+		t.Fatalf("the extension did not connect to a fillgate host (%v); last status %+v; the browser said:\n%s",
+			err, hs, r.browser.Output())
 	}
+	return hs[0].PID
 }
 
 // undriven opens a fresh login page unless the login page is open with
@@ -309,26 +297,20 @@ func (r *rig) awaitHost(t testing.TB, what string, ok func(agentsock.HostStatus)
 	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
 	defer cancel()
 	var last []agentsock.HostStatus
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	if poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
 		hs, err := agentsock.Status(ctx, r.runDir)
 		if err == nil {
 			last = hs
-			if len(hs) == 1 && ok(hs[0]) {
-				return
-			}
 		}
-		select {
-		case <-ctx.Done():
-			if len(last) == 1 && last[0].Drive != nil && last[0].Drive.Driven {
-				t.Fatalf("want %s; the host says the browser can be driven: %s", what, strings.Join(last[0].Drive.Reasons, "; "))
-			}
-			b, _ := json.Marshal(last)
-			t.Fatalf("want %s; the host's last status: %s", what, b)
-		case <-tick.C:
-		}
+		return err == nil && len(hs) == 1 && ok(hs[0]), nil
+	}) == nil {
+		return
 	}
+	if len(last) == 1 && last[0].Drive != nil && last[0].Drive.Driven {
+		t.Fatalf("want %s; the host says the browser can be driven: %s", what, strings.Join(last[0].Drive.Reasons, "; "))
+	}
+	b, _ := json.Marshal(last)
+	t.Fatalf("want %s; the host's last status: %s", what, b)
 }
 
 // agent is one run of `fillgate fill --json` as the agent.
@@ -376,19 +358,12 @@ func (r *rig) result(t testing.TB, a *agent) fill.Result {
 	case <-r.ctx.Done():
 		t.Fatalf("fillgate fill did not finish: %v", r.ctx.Err())
 	}
-	code := 0
-	var exit *exec.ExitError
-	switch {
-	case a.err == nil:
-	case errors.As(a.err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("fillgate fill: %v", a.err)
+	code, err := fillresult.ExitCode(a.err)
+	if err != nil {
+		t.Fatalf("fillgate fill: %v", err)
 	}
-	var res fill.Result
-	dec := json.NewDecoder(bytes.NewReader(a.stdout.Bytes()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil || dec.More() {
+	res, err := fillresult.Decode(a.stdout.Bytes())
+	if err != nil {
 		t.Fatalf("fillgate fill --json printed something that is not one result (%v); stderr: %s", err, r.safe(a.stderr.String()))
 	}
 	if code != res.Status.ExitCode() {
@@ -430,17 +405,15 @@ func (r *rig) lastAudit(t testing.TB, status fill.Status) fill.AuditEntry {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
 	defer cancel()
-	for {
-		es, err := audit.Open(r.stateDir).Recent(1)
-		if err == nil && len(es) == 1 && es[0].Status == status {
-			return es[0]
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the audit log's newest entry is %+v (%v); want status %s", es, err, status)
-		case <-time.After(20 * time.Millisecond):
-		}
+	var es []fill.AuditEntry
+	if err := poll.Until(ctx, 20*time.Millisecond, func() (bool, error) {
+		var err error
+		es, err = audit.Open(r.stateDir).Recent(1)
+		return len(es) == 1 && es[0].Status == status, err
+	}); err != nil {
+		t.Fatalf("the audit log's newest entry is %+v (%v); want status %s", es, err, status)
 	}
+	return es[0]
 }
 
 // hostLog is what the host wrote to fillgate.log so far.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // site is the login site in the person's browser: tests/kit/loginserver's
@@ -279,20 +280,17 @@ func (s *site) loginReady(ctx context.Context, q string) (pageState, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	var last pageState
-	for {
+	err := poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
 		st, err := s.state(ctx)
 		if err == nil {
 			last = st
 		}
-		if err == nil && st.Path == "/classic" && st.Query == q && st.Focused == "pw" && st.Left {
-			return st, nil
-		}
-		select {
-		case <-ctx.Done():
-			return last, fmt.Errorf("the login page is not ready (last state %+v): %w", last, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		return st.Path == "/classic" && st.Query == q && st.Focused == "pw" && st.Left, err
+	})
+	if err != nil {
+		return last, fmt.Errorf("the login page is not ready (last state %+v): %w", last, err)
 	}
+	return last, nil
 }
 
 // openLogin has the open page go to a fresh login page and waits until
