@@ -289,6 +289,18 @@ func (ch *chromium) popup(t testing.TB) tab {
 	return ch.openTab(t, manifest.ExtensionOrigin+"popup.html")
 }
 
+// notificationsShown counts the notifications the extension has shown: those
+// still on screen and those closed since the first count (the desktop
+// closes a notice after a while, and under load that can fall between two
+// counts).
+const notificationsShown = `(() => {
+	if (!globalThis.fillgateTestClosed) {
+		globalThis.fillgateTestClosed = { n: 0 };
+		chrome.notifications.onClosed.addListener(() => globalThis.fillgateTestClosed.n++);
+	}
+	return new Promise((resolve) => chrome.notifications.getAll((all) => resolve(Object.keys(all).length + globalThis.fillgateTestClosed.n)));
+})()`
+
 // notifications counts the browser notifications the extension shows,
 // asking its service worker (Chromium tells their ids only).
 func (ch *chromium) notifications(t testing.TB) int {
@@ -300,7 +312,7 @@ func (ch *chromium) notifications(t testing.TB) int {
 	wctx, cancel := chromedp.NewContext(ch.bctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
 	defer cancel()
 	n, err := chromedp.Run(wctx, chromedp.Evaluate[int](
-		`new Promise((resolve) => chrome.notifications.getAll((all) => resolve(Object.keys(all).length)))`, chromedp.EvalAwaitPromise))
+		notificationsShown, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("ask the service worker for its notifications: %v", err)
 	}
