@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fillgate/fillgate/internal/dnsname"
 	"golang.org/x/net/publicsuffix"
 )
 
@@ -147,51 +148,7 @@ func checkDomain(s string) error {
 	if _, err := netip.ParseAddr(s); err == nil {
 		return errors.New("an IP address, and WebAuthn needs a domain")
 	}
-	labels := strings.Split(s, ".")
-	for _, l := range labels {
-		if err := checkLabel(l); err != nil {
-			return err
-		}
-	}
-	if endsInNumber(labels[len(labels)-1]) {
-		return errors.New("read by browsers as an IPv4 address, and WebAuthn needs a domain")
-	}
-	return nil
-}
-
-// checkLabel checks one DNS label.
-func checkLabel(l string) error {
-	switch {
-	case l == "":
-		return errors.New("an empty label (two dots in a row, or a leading dot)")
-	case len(l) > 63:
-		return errors.New("a label is longer than 63 characters")
-	}
-	for i := 0; i < len(l); i++ {
-		c := l[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-':
-		case 'A' <= c && c <= 'Z':
-			return errors.New("upper case, which a browser never writes in a host")
-		case c >= 0x80:
-			return errors.New("not ASCII: a browser writes an internationalised name in its punycode (xn--) form")
-		default:
-			return fmt.Errorf("holds %q; a host has letters, digits and hyphens", c)
-		}
-	}
-	if l[0] == '-' || l[len(l)-1] == '-' {
-		return errors.New("a label starts or ends with a hyphen")
-	}
-	return nil
-}
-
-// endsInNumber reports whether a last label makes the WHATWG URL parser
-// read the whole host as IPv4: all decimal digits, or 0x and hex digits.
-func endsInNumber(l string) bool {
-	if rest, ok := strings.CutPrefix(l, "0x"); ok {
-		return strings.Trim(rest, "0123456789abcdef") == ""
-	}
-	return strings.Trim(l, "0123456789") == ""
+	return dnsname.Check(s)
 }
 
 // isLocalhost reports whether the DNS name n is localhost or a name under

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fillgate/fillgate/internal/dnsname"
 	"golang.org/x/net/publicsuffix"
 )
 
@@ -134,7 +135,7 @@ func originHost(s string) (host, error) {
 	if strings.Contains(s, ":") || isDottedNumbers(s) {
 		h, err = parseIP(s)
 	} else {
-		h, err = host{name: s}, checkDNSName(s)
+		h, err = host{name: s}, dnsname.Check(s)
 	}
 	if err != nil {
 		return host{}, fmt.Errorf("host %s: %w", quote(s), err)

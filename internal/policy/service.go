@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fillgate/fillgate/internal/dnsname"
 	"golang.org/x/net/publicsuffix"
 )
 
@@ -210,7 +211,7 @@ func normalizeHost(s string) (host, error) {
 		return parseIP(s)
 	}
 	n := strings.ToLower(s)
-	if err := checkDNSName(n); err != nil {
+	if err := dnsname.Check(n); err != nil {
 		return host{}, err
 	}
 	return host{name: n}, nil
@@ -262,54 +263,6 @@ func parseIP(s string) (host, error) {
 		return host{}, errors.New("not the address of one host")
 	}
 	return host{ip: ip}, nil
-}
-
-// checkDNSName checks a lower-case DNS name: labels of letters, digits and
-// hyphens, 1 to 63 long, not starting or ending with a hyphen, no empty
-// label, no trailing dot, and a last label that is not a number.
-func checkDNSName(n string) error {
-	if strings.HasSuffix(n, ".") {
-		return errors.New("no trailing dot; write the name as the browser shows it")
-	}
-	labels := strings.Split(n, ".")
-	for _, l := range labels {
-		if err := checkLabel(l); err != nil {
-			return err
-		}
-	}
-	if endsInNumber(labels[len(labels)-1]) {
-		return errors.New("browsers read a name ending in a number as an IPv4 address; write the address as four decimal numbers")
-	}
-	return nil
-}
-
-// checkLabel checks one DNS label.
-func checkLabel(l string) error {
-	switch {
-	case l == "":
-		return errors.New("empty label (two dots in a row, or a leading dot)")
-	case len(l) > 63:
-		return errors.New("a label is longer than 63 characters")
-	case l[0] == '-' || l[len(l)-1] == '-':
-		return fmt.Errorf("label %q starts or ends with a hyphen", l)
-	}
-	for i := 0; i < len(l); i++ {
-		c := l[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-			return fmt.Errorf("label %q holds %q; use letters, digits and hyphens", l, c)
-		}
-	}
-	return nil
-}
-
-// endsInNumber reports whether a last label makes the WHATWG URL parser
-// read the whole host as IPv4: all decimal digits, or 0x followed by hex
-// digits.
-func endsInNumber(l string) bool {
-	if rest, ok := strings.CutPrefix(l, "0x"); ok {
-		return strings.Trim(rest, "0123456789abcdef") == ""
-	}
-	return strings.Trim(l, "0123456789") == ""
 }
 
 // isDottedNumbers reports whether s consists of digits and dots only, so
