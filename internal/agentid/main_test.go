@@ -80,24 +80,9 @@ func copyExe(t testing.TB, dir, name string) string {
 // when the test does.
 func startChain(t testing.TB, cmd *exec.Cmd) int {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
 	var pid int
-	if _, err := fmt.Fscan(stdout, &pid); err != nil {
+	if _, err := fmt.Fscan(startUntilTestEnds(t, cmd), &pid); err != nil {
 		_ = cmd.Process.Kill()
 		t.Fatalf("the chain %v did not start: %v", cmd.Args, err)
 	}
@@ -110,6 +95,18 @@ func startIdle(t testing.TB, exe string) int {
 	t.Helper()
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), envHelper+"=idle")
+	var ready string
+	if _, err := fmt.Fscan(startUntilTestEnds(t, cmd), &ready); err != nil || ready != "ready" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("helper %s did not start: %q, %v", exe, ready, err)
+	}
+	return cmd.Process.Pid
+}
+
+// startUntilTestEnds starts cmd with its stdin held open until the test
+// ends (then closed, and cmd waited for) and returns its stdout.
+func startUntilTestEnds(t testing.TB, cmd *exec.Cmd) io.Reader {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -125,10 +122,5 @@ func startIdle(t testing.TB, exe string) int {
 		stdin.Close()
 		_ = cmd.Wait()
 	})
-	var ready string
-	if _, err := fmt.Fscan(stdout, &ready); err != nil || ready != "ready" {
-		_ = cmd.Process.Kill()
-		t.Fatalf("helper %s did not start: %q, %v", exe, ready, err)
-	}
-	return cmd.Process.Pid
+	return stdout
 }
