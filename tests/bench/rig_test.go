@@ -26,6 +26,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
@@ -152,19 +153,16 @@ func (r *rig) waitHost() {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
 	defer cancel()
-	for {
-		out, code := r.cli("status", "--json")
+	var out []byte
+	if poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
+		var code int
+		out, code = r.cli("status", "--json")
 		var hs []struct {
 			Extension struct{ Connected bool } `json:"extension"`
 		}
-		if code == 0 && json.Unmarshal(out, &hs) == nil && len(hs) == 1 && hs[0].Extension.Connected {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			r.t.Fatalf("the extension did not connect: %s", out)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return code == 0 && json.Unmarshal(out, &hs) == nil && len(hs) == 1 && hs[0].Extension.Connected, nil
+	}) != nil {
+		r.t.Fatalf("the extension did not connect: %s", out)
 	}
 }
 
@@ -238,22 +236,17 @@ func (r *rig) answer(a *run, n int, text string) (painted, enter time.Time) {
 		r.t.Fatal(err)
 	}
 	defer pcancel()
-	for {
+	if err := poll.Until(ctx, 5*time.Millisecond, func() (bool, error) {
 		// The epoch milliseconds of the first paint, once the field has
 		// focus; 0 until then.
 		at, err := chromedp.Run(pctx, chromedp.Evaluate[float64](`(() => {
 			const p = performance.getEntriesByName("first-contentful-paint")[0];
 			return p && document.activeElement && document.activeElement.id === "value" ? performance.timeOrigin + p.startTime : 0;
 		})()`))
-		if err == nil && at > 0 {
-			painted = time.UnixMicro(int64(at * 1000))
-			break
-		}
-		select {
-		case <-ctx.Done():
-			r.t.Fatalf("the prompt was never painted with its field focused: %v", err)
-		case <-time.After(5 * time.Millisecond):
-		}
+		painted = time.UnixMicro(int64(at * 1000))
+		return at > 0, err
+	}); err != nil {
+		r.t.Fatalf("the prompt was never painted with its field focused: %v", err)
 	}
 	if err := chromedp.Do(pctx, chromedp.KeyEvent(text)); err != nil {
 		r.t.Fatalf("type into the prompt: %v", err)
@@ -279,19 +272,18 @@ func (tb *tab) holds(id, want string) bool {
 // first seen on the display and when Enter was pressed.
 func (r *rig) answerNative(a *run, text string) (shown, enter time.Time) {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	ctx, cancel := a.Awaiting(r.ctx, 30*time.Second)
 	defer cancel()
-	for {
-		if r.person.Visible(ctx, "^[Pp]inentry") {
-			shown = time.Now()
-			break
-		}
+	if poll.Until(ctx, 2*time.Millisecond, func() (bool, error) {
+		visible := r.person.Visible(ctx, "^[Pp]inentry")
+		shown = time.Now()
+		return visible, nil
+	}) != nil {
 		select {
 		case <-a.Done():
 			r.t.Fatalf("fillgate fill ended without a dialog: %s", a.Stdout())
-		case <-ctx.Done():
+		default:
 			r.t.Fatal("the native dialog never showed")
-		case <-time.After(2 * time.Millisecond):
 		}
 	}
 	w, err := r.person.WaitClass(ctx, "^[Pp]inentry")

@@ -7,22 +7,21 @@ package fgenv
 import (
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/envlist"
 )
 
 // Root is one set-up's temp root and environment.
 type Root struct {
 	Dir string // the temp root, removed when the test ends
 	// Env is the environment (browser.BaseEnv of Dir, and no session
-	// bus). A test may append to it: a later entry wins, in Getenv as
-	// in os/exec.
+	// bus). A test may append to it: a later entry wins, in envlist.Get
+	// as in os/exec.
 	Env      []string
 	RunDir   string // $XDG_RUNTIME_DIR/fillgate: agent.sock and hosts/
 	StateDir string // $XDG_STATE_HOME/fillgate: fillgate.log, audit.jsonl
@@ -42,7 +41,7 @@ func New(t testing.TB, prefix string) *Root {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	r := &Root{Dir: dir, Env: append(browser.BaseEnv(dir), "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(dir, "no-bus"))}
-	getenv := func(key string) string { return Getenv(r.Env, key) }
+	getenv := func(key string) string { return envlist.Get(r.Env, key) }
 	if r.RunDir, err = dirs.Runtime(getenv); err != nil {
 		t.Fatal(err)
 	}
@@ -52,21 +51,11 @@ func New(t testing.TB, prefix string) *Root {
 	return r
 }
 
-// Getenv looks key up in env, where a later entry wins.
-func Getenv(env []string, key string) string {
-	for _, kv := range slices.Backward(env) {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
 // WritePolicy writes text to fillgate's policy file in env, which the
 // host reads afresh for every request.
 func WritePolicy(t testing.TB, env []string, text string) {
 	t.Helper()
-	p, err := dirs.PolicyFile(func(key string) string { return Getenv(env, key) })
+	p, err := dirs.PolicyFile(func(key string) string { return envlist.Get(env, key) })
 	if err != nil {
 		t.Fatal(err)
 	}

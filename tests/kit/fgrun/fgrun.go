@@ -6,7 +6,6 @@ package fgrun
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/fillresult"
 )
 
 // Command runs cmd (fillgate with its arguments, its environment and any
@@ -24,12 +24,11 @@ func Command(t testing.TB, cmd *exec.Cmd) (stdout, stderr []byte, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
+	code, err := fillresult.ExitCode(cmd.Run())
+	if err != nil {
 		t.Fatalf("run %s: %v", strings.Join(cmd.Args[:min(2, len(cmd.Args))], " "), err)
 	}
-	return out.Bytes(), errOut.Bytes(), cmd.ProcessState.ExitCode()
+	return out.Bytes(), errOut.Bytes(), code
 }
 
 // Run is one run of `fillgate fill --json`.
@@ -115,21 +114,18 @@ func (r *Run) Result(ctx context.Context) (fill.Result, int, error) {
 	case <-ctx.Done():
 		return fill.Result{}, 0, fmt.Errorf("fillgate fill did not finish: %w", ctx.Err())
 	}
-	code := 0
-	var exit *exec.ExitError
-	switch {
-	case r.err == nil, errors.Is(r.err, exec.ErrWaitDelay):
+	err := r.err
+	if errors.Is(err, exec.ErrWaitDelay) {
 		// It exited 0; with Cmd.WaitDelay set, a process it left
 		// holding its output open is no part of its result.
-	case errors.As(r.err, &exit):
-		code = exit.ExitCode()
-	default:
-		return fill.Result{}, 0, fmt.Errorf("fillgate fill: %w", r.err)
+		err = nil
 	}
-	var res fill.Result
-	dec := json.NewDecoder(bytes.NewReader(r.stdout.Bytes()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil || dec.More() {
+	code, err := fillresult.ExitCode(err)
+	if err != nil {
+		return fill.Result{}, 0, fmt.Errorf("fillgate fill: %w", err)
+	}
+	res, err := fillresult.Decode(r.stdout.Bytes())
+	if err != nil {
 		return fill.Result{}, code, errors.New("fillgate fill --json printed something that is not one result")
 	}
 	return res, code, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // CDP watches the prompts of the Chromium that bctx (browser.Attach's
@@ -58,18 +59,13 @@ func (w *Watch) AttachCDP(ctx, bctx context.Context, n int, ready string) (strin
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("attach to the prompt: %w", err)
 	}
-	for {
-		ok, err := chromedp.Run(pctx, chromedp.Evaluate[bool](ready, chromedp.EvalAwaitPromise))
-		if err == nil && ok {
-			return id, pctx, cancel, nil
-		}
-		select {
-		case <-ctx.Done():
-			cancel()
-			return "", nil, nil, fmt.Errorf("the prompt never got ready (%w); last error: %v", ctx.Err(), err)
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		return chromedp.Run(pctx, chromedp.Evaluate[bool](ready, chromedp.EvalAwaitPromise))
+	}); err != nil {
+		cancel()
+		return "", nil, nil, fmt.Errorf("the prompt never got ready: %w", err)
 	}
+	return id, pctx, cancel, nil
 }
 
 // BiDi watches the prompts of Firefox ff from its browsing-context

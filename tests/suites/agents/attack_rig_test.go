@@ -25,6 +25,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/desktop"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/loopback"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
@@ -349,17 +350,9 @@ func pageIs(t testing.TB, tb *tab, cond string) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
 	defer cancel()
-	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && (`+cond+`)`))
-		if err == nil && ok {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		return chromedp.Run(ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && (`+cond+`)`))
+	}) == nil
 }
 
 // fieldEmpty reports whether tb's password field, once its page has

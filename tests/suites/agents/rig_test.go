@@ -32,10 +32,12 @@ import (
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/envlist"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/loopback"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
@@ -116,7 +118,7 @@ func (r *rig) start(site1, site2 *site) {
 }
 
 // getenv looks a variable up in the rig's environment.
-func (r *rig) getenv(key string) string { return fgenv.Getenv(r.env, key) }
+func (r *rig) getenv(key string) string { return envlist.Get(r.env, key) }
 
 // browserURL is the browser's CDP endpoint in its http:// form.
 func (r *rig) browserURL() string { return fmt.Sprintf("http://127.0.0.1:%d", r.chrome.Port) }
@@ -174,20 +176,18 @@ func (r *rig) waitHost() agentsock.HostStatus {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, 60*time.Second)
 	defer cancel()
-	for {
-		hs, err := agentsock.Status(ctx, r.runDir)
-		if err == nil && len(hs) == 1 && hs[0].Extension.Connected {
-			if hs[0].Caller != manifest.ExtensionOrigin || hs[0].Extension.Paused {
-				r.t.Fatalf("host status %+v", hs[0])
-			}
-			return hs[0]
-		}
-		select {
-		case <-ctx.Done():
-			r.t.Fatalf("no host with the extension connected: %v", err)
-		case <-time.After(100 * time.Millisecond):
-		}
+	var hs []agentsock.HostStatus
+	if err := poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
+		var err error
+		hs, err = agentsock.Status(ctx, r.runDir)
+		return len(hs) == 1 && hs[0].Extension.Connected, err
+	}); err != nil {
+		r.t.Fatalf("no host with the extension connected: %v", err)
 	}
+	if hs[0].Caller != manifest.ExtensionOrigin || hs[0].Extension.Paused {
+		r.t.Fatalf("host status %+v", hs[0])
+	}
+	return hs[0]
 }
 
 // secret makes a random secret that the final scan looks for.
@@ -441,18 +441,16 @@ func (tb *tab) holdsNowhere(secret []byte) bool {
 }`
 	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
 	defer cancel()
-	for {
-		ok, err := callWith(ctx, fn, string(secret))
-		if err == nil {
-			return ok
-		}
-		// The page may be between two documents (a login navigating).
-		select {
-		case <-ctx.Done():
-			tb.t.Fatalf("compare in the page failed")
-		case <-time.After(50 * time.Millisecond):
-		}
+	// The page may be between two documents (a login navigating).
+	var nowhere bool
+	if poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		var err error
+		nowhere, err = callWith(ctx, fn, string(secret))
+		return err == nil, err
+	}) != nil {
+		tb.t.Fatalf("compare in the page failed")
 	}
+	return nowhere
 }
 
 // holds reports whether the element id holds exactly secret.

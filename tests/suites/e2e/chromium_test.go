@@ -21,6 +21,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
@@ -179,16 +180,10 @@ func (tb tab) waitFor(expr string) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
 	defer cancel()
-	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
-		if err == nil && ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			tb.t.Fatalf("the page never got to %s (%v); last: %v", expr, ctx.Err(), err)
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		return chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+	}); err != nil {
+		tb.t.Fatalf("the page never got to %s: %v", expr, err)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // TestDrivableChromium: real Chromium with the real extension and host.
@@ -119,19 +120,15 @@ func (r *rig) awaitDrive(t *testing.T, ctx context.Context, ok func(fill.Drive) 
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var last *fill.Drive
-	for {
+	if poll.Until(ctx, 200*time.Millisecond, func() (bool, error) {
 		if hs, err := agentsock.Status(ctx, r.runDir); err == nil && len(hs) == 1 && hs[0].Drive != nil {
 			last = hs[0].Drive
-			if ok(*last) {
-				return *last
-			}
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: the host's drive is %+v", what, last)
-		case <-time.After(200 * time.Millisecond):
-		}
+		return last != nil && ok(*last), nil
+	}) != nil {
+		t.Fatalf("waiting for %s: the host's drive is %+v", what, last)
 	}
+	return *last
 }
 
 // doctorDrive checks doctor's prompts check for the host: its status

@@ -20,6 +20,7 @@ import (
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // TestChromiumFaults: in real Chromium with the real extension and host,
@@ -166,17 +167,13 @@ func (ch *chromium) settled(t *testing.T, base [2]int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ch.ctx, time.Minute)
 	defer cancel()
-	for {
-		f := ch.hostFiguresOnce(t)
-		if f[0] <= base[0] && f[1] <= base[1] {
-			t.Logf("the host settled at %d goroutines and %d fds (%d and %d before the fill)", f[0], f[1], base[0], base[1])
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Errorf("the host runs %d goroutines and holds %d fds, against %d and %d before the fill", f[0], f[1], base[0], base[1])
-			return
-		case <-time.After(50 * time.Millisecond):
-		}
+	var f [2]int
+	if poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		f = ch.hostFiguresOnce(t)
+		return f[0] <= base[0] && f[1] <= base[1], nil
+	}) != nil {
+		t.Errorf("the host runs %d goroutines and holds %d fds, against %d and %d before the fill", f[0], f[1], base[0], base[1])
+		return
 	}
+	t.Logf("the host settled at %d goroutines and %d fds (%d and %d before the fill)", f[0], f[1], base[0], base[1])
 }

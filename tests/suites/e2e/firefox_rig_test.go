@@ -19,6 +19,7 @@ import (
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
@@ -93,21 +94,16 @@ func (fx *firefox) addonUUID(t testing.TB) string {
 	ctx, cancel := context.WithTimeout(fx.ctx, 30*time.Second)
 	defer cancel()
 	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	for {
+	ids := map[string]string{}
+	if err := poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
 		data, _ := os.ReadFile(filepath.Join(fx.profile, "prefs.js"))
-		if m := uuidsPref.FindSubmatch(data); m != nil {
-			var obj string
-			ids := map[string]string{}
-			if json.Unmarshal(m[1], &obj) == nil && json.Unmarshal([]byte(obj), &ids) == nil && uuid.MatchString(ids[manifest.FirefoxID]) {
-				return ids[manifest.FirefoxID]
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("Firefox never saved the add-on's UUID to prefs.js: %v", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		var obj string
+		m := uuidsPref.FindSubmatch(data)
+		return m != nil && json.Unmarshal(m[1], &obj) == nil && json.Unmarshal([]byte(obj), &ids) == nil && uuid.MatchString(ids[manifest.FirefoxID]), nil
+	}); err != nil {
+		t.Fatalf("Firefox never saved the add-on's UUID to prefs.js: %v", err)
 	}
+	return ids[manifest.FirefoxID]
 }
 
 // nextHost waits for a host that the browser started, with the extension
@@ -542,15 +538,7 @@ func (b bidiTab) await(fn string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
-	for {
-		ok, err := b.try(fn)
-		if err == nil && ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			b.t.Fatalf("the page never got there (%v); last: %v", ctx.Err(), err)
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) { return b.try(fn) }); err != nil {
+		b.t.Fatalf("the page never got there: %v", err)
 	}
 }

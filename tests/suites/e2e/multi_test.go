@@ -16,6 +16,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
@@ -160,16 +161,13 @@ func TestSeveralBrowsers(t *testing.T) {
 		// starts again) takes agent.sock over, and fills go on.
 		deadline, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		for {
-			hs, err := agentsock.StatusAt(deadline, agentsock.SocketPath(r.runDir))
-			if err == nil && len(hs) > 0 && hs[0].PID != owner.PID {
-				break
-			}
-			select {
-			case <-deadline.Done():
-				t.Fatalf("agent.sock was not taken over after host %d died: %+v, %v", owner.PID, hs, err)
-			case <-time.After(50 * time.Millisecond):
-			}
+		var hs []agentsock.HostStatus
+		if err := poll.Until(deadline, 50*time.Millisecond, func() (bool, error) {
+			var err error
+			hs, err = agentsock.StatusAt(deadline, agentsock.SocketPath(r.runDir))
+			return len(hs) > 0 && hs[0].PID != owner.PID, err
+		}); err != nil {
+			t.Fatalf("agent.sock was not taken over after host %d died: %+v, %v", owner.PID, hs, err)
 		}
 		secret := survivor.secret(t)
 		n = survivor.prompts.Count()

@@ -21,9 +21,11 @@ import (
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/tests/kit/envlist"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
 // testPolicy is the policy file every rig writes. One browser (so one
@@ -66,7 +68,7 @@ func newRig(t testing.TB) *rig {
 }
 
 // getenv looks a variable up in the rig's environment.
-func (r *rig) getenv(key string) string { return fgenv.Getenv(r.env, key) }
+func (r *rig) getenv(key string) string { return envlist.Get(r.env, key) }
 
 // writePolicy writes the policy file; the host reads it afresh for every
 // request.
@@ -158,19 +160,23 @@ func (r *rig) waitHostOf(t testing.TB, ctx context.Context, browserPID, old int)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	for {
-		hs, err := agentsock.Status(ctx, r.runDir)
+	var hs []agentsock.HostStatus
+	var found agentsock.HostStatus
+	err := poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
+		var err error
+		hs, err = agentsock.Status(ctx, r.runDir)
 		for _, h := range hs {
 			if h.PID != old && h.Extension.Connected && descends(h.PID, browserPID) {
-				return h
+				found = h
+				return true, nil
 			}
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no new host of browser %d with the extension connected (%v); last status %+v, %v", browserPID, ctx.Err(), hs, err)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return false, err
+	})
+	if err != nil {
+		t.Fatalf("no new host of browser %d with the extension connected (%v); last status %+v", browserPID, err, hs)
 	}
+	return found
 }
 
 // doctorCheck is one check of `fillgate doctor --json`.
@@ -215,12 +221,10 @@ func (r *rig) awaitPaused(t testing.TB, ctx context.Context, paused bool) {
 	t.Helper()
 	deadline, stop := context.WithTimeout(ctx, 10*time.Second)
 	defer stop()
-	for r.hostStatus(t, deadline).Extension.Paused != paused {
-		select {
-		case <-deadline.Done():
-			t.Fatalf("the host never heard that fills are paused=%v", paused)
-		case <-time.After(50 * time.Millisecond):
-		}
+	if poll.Until(deadline, 50*time.Millisecond, func() (bool, error) {
+		return r.hostStatus(t, deadline).Extension.Paused == paused, nil
+	}) != nil {
+		t.Fatalf("the host never heard that fills are paused=%v", paused)
 	}
 }
 
@@ -292,18 +296,12 @@ func waitGone(t testing.TB, ctx context.Context, pid int, what string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	for {
+	if poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
 		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		i := bytes.LastIndexByte(stat, ')')
-		if err != nil || (i > 0 && len(stat) > i+2 && stat[i+2] == 'Z') {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Errorf("%s (pid %d) still runs after the browser stopped", what, pid)
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
+		return err != nil || (i > 0 && len(stat) > i+2 && stat[i+2] == 'Z'), nil
+	}) != nil {
+		t.Errorf("%s (pid %d) still runs after the browser stopped", what, pid)
 	}
 }
 
@@ -356,17 +354,16 @@ func (r *rig) awaitAudit(t testing.TB, ctx context.Context, status fill.Status) 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	for {
-		es, err := audit.Open(r.stateDir).Recent(1)
-		if err == nil && len(es) == 1 && es[0].Status == status {
-			return es[0]
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the audit log's newest entry is %+v (%v), want status %s", es, err, status)
-		case <-time.After(20 * time.Millisecond):
-		}
+	var es []fill.AuditEntry
+	err := poll.Until(ctx, 20*time.Millisecond, func() (bool, error) {
+		var err error
+		es, err = audit.Open(r.stateDir).Recent(1)
+		return len(es) == 1 && es[0].Status == status, err
+	})
+	if err != nil {
+		t.Fatalf("the audit log's newest entry is %+v (%v), want status %s", es, err, status)
 	}
+	return es[0]
 }
 
 // scanAgentOutput looks for the secret in what the agent side of one

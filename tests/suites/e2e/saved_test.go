@@ -25,6 +25,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
@@ -151,12 +152,10 @@ func TestChromiumSaved(t *testing.T) {
 		}
 		deadline, stop := context.WithTimeout(ctx, 30*time.Second)
 		defer stop()
-		for len(ch.hostStatus(t, deadline).Leases) != 0 {
-			select {
-			case <-deadline.Done():
-				t.Fatal("the host still has the lease the popup ended")
-			case <-time.After(50 * time.Millisecond):
-			}
+		if poll.Until(deadline, 50*time.Millisecond, func() (bool, error) {
+			return len(ch.hostStatus(t, deadline).Leases) == 0, nil
+		}) != nil {
+			t.Fatal("the host still has the lease the popup ended")
 		}
 		focus("alice@example.com")
 		a, p = ch.askCDP(t, "--service", svc, "--then", "none")

@@ -11,11 +11,12 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fillgate/fillgate/internal/browserproc"
+	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // farEnd is the agent's machine: its own HOME and XDG dirs, and the
@@ -133,7 +134,7 @@ func startSSHForward(t testing.TB, ctx context.Context, local *rig) *farEnd {
 		"-p", fmt.Sprint(port), "-R", far.socket+":"+filepath.Join(local.runDir, "agent.sock"),
 		me.Username+"@127.0.0.1")
 	ssh.Env = local.env // ssh runs on the person's machine
-	var sshErr lockedBuffer
+	var sshErr syncbuf.Buffer
 	ssh.Stderr = &sshErr
 	p, err := browserproc.StartGroup(ssh)
 	if err != nil {
@@ -144,35 +145,19 @@ func startSSHForward(t testing.TB, ctx context.Context, local *rig) *farEnd {
 	// The forward is up once the far end's socket answers.
 	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for {
-		if c, err := net.Dial("unix", far.socket); err == nil {
-			c.Close()
-			return far
-		}
+	if err := poll.Until(wait, 50*time.Millisecond, func() (bool, error) {
 		select {
 		case <-p.Done():
 			t.Fatalf("ssh exited: %s", sshErr.String())
-		case <-wait.Done():
-			t.Fatalf("the ssh forward did not come up: %s", sshErr.String())
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
+		c, err := net.Dial("unix", far.socket)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil, err
+	}); err != nil {
+		t.Fatalf("the ssh forward did not come up (%v): %s", err, sshErr.String())
 	}
-}
-
-// lockedBuffer is an io.Writer a process writes to while a test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	return far
 }
