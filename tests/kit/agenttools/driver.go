@@ -26,6 +26,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // Dir is the directory of package.json, node_modules and driver.mjs.
@@ -68,10 +70,10 @@ type Driver struct {
 	next    int
 	pending map[int]chan reply
 	onProg  map[int]func(Progress)
-	out     bytes.Buffer // everything the driver printed
-	errs    []string     // the SDK clients' onerror messages
-	dead    error        // set when the driver's output ended
-	stderr  lockedBuffer // what the driver (not its servers) wrote to stderr
+	out     bytes.Buffer   // everything the driver printed
+	errs    []string       // the SDK clients' onerror messages
+	dead    error          // set when the driver's output ended
+	stderr  syncbuf.Buffer // what the driver (not its servers) wrote to stderr
 }
 
 // reply is one answer line of the driver.
@@ -489,23 +491,4 @@ func (s *Server) Close(ctx context.Context) (CloseReport, error) {
 		return CloseReport{}, fmt.Errorf("close MCP server %s: %w", s.name, err)
 	}
 	return rep.CloseReport, nil
-}
-
-// lockedBuffer is a buffer safe for a writer and readers at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// Bytes is a copy of what was written.
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.buf.Bytes())
 }
