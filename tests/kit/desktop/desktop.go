@@ -289,16 +289,21 @@ func (p *Person) WaitGone(ctx context.Context, w Window) error {
 }
 
 // WaitFocus waits until a window has the keyboard focus, so that what
-// the person types next goes to it.
+// the person types next goes to it. xdotool getwindowfocus walks up from
+// the focused window to its top-level one; when that window goes away
+// while it walks (the focus is moving: a dialog just closed), it fails
+// with an X error, BadWindow, and the focus is looked at again.
 func (p *Person) WaitFocus(ctx context.Context, w Window) error {
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		out, err := p.run(ctx, nil, "xdotool", "getwindowfocus")
-		if err != nil {
-			return fmt.Errorf("waiting for window %d to have the focus: %w", w.ID, err)
-		}
-		if strings.TrimSpace(string(out)) == w.id() {
+		out, stderr, err := p.runErr(ctx, nil, "xdotool", "getwindowfocus")
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("waiting for window %d to have the focus: %w", w.ID, ctx.Err())
+		case err != nil && !strings.Contains(stderr, "BadWindow"):
+			return fmt.Errorf("waiting for window %d to have the focus: xdotool getwindowfocus: %v (%s)", w.ID, err, stderr)
+		case err == nil && strings.TrimSpace(string(out)) == w.id():
 			return nil
 		}
 		select {

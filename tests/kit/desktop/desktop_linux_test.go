@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -193,5 +195,71 @@ func TestDisplaysArePrivate(t *testing.T) {
 	a, b := desktop.Start(t), desktop.Start(t)
 	if a.Name == b.Name {
 		t.Errorf("two displays at once share %s", a.Name)
+	}
+}
+
+// TestWaitFocusWhileWindowsComeAndGo: xdotool getwindowfocus fails with
+// an X error (BadWindow) when the focused window goes away while it
+// looks, as when the dialog before the one waited for has just closed
+// (the native-dialog end-to-end test failed once so). WaitFocus looks
+// again: windows that take the focus and go never end its wait.
+func TestWaitFocusWhileWindowsComeAndGo(t *testing.T) {
+	d := desktop.Start(t)
+	person := d.Person(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	show := func(title, timeout string) error {
+		cmd := exec.CommandContext(ctx, "xmessage", "-title", title, "-timeout", timeout, title)
+		cmd.Env = append(os.Environ(), d.Env()...)
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("start xmessage: %w", err)
+		}
+		go func() { _ = cmd.Wait() }()
+		return nil
+	}
+	focus := func(w desktop.Window) {
+		cmd := exec.CommandContext(ctx, "xdotool", "windowfocus", strconv.FormatUint(uint64(w.ID), 10))
+		cmd.Env = append(os.Environ(), d.Env()...)
+		_ = cmd.Run() // a churning window may be gone already
+	}
+	if err := show("fg target", "60"); err != nil {
+		t.Fatal(err)
+	}
+	target, err := person.WaitWindow(ctx, "^fg target$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// For two seconds, windows that live a second take the focus in turn
+	// (each goes while it has it); then the target takes it.
+	churned := make(chan error, 1)
+	last := make(chan struct{}) // closed as the target is given the focus
+	go func() {
+		defer close(churned)
+		for i, end := 0, time.Now().Add(2*time.Second); time.Now().Before(end); i++ {
+			title := "fg churn " + strconv.Itoa(i)
+			if err := show(title, "1"); err != nil {
+				churned <- err
+				return
+			}
+			if w, err := person.WaitWindow(ctx, "^"+title+"$"); err == nil {
+				focus(w)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(1200 * time.Millisecond) // the last churning window goes with the focus
+		close(last)
+		focus(target)
+	}()
+	err = person.WaitFocus(ctx, target)
+	if cerr := <-churned; cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil {
+		t.Fatalf("WaitFocus while windows come and go: %v", err)
+	}
+	select {
+	case <-last:
+	default:
+		t.Fatal("WaitFocus returned before the target was given the focus")
 	}
 }
