@@ -35,6 +35,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/envlist"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
+	"github.com/fillgate/fillgate/tests/kit/hostwait"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/loopback"
 	"github.com/fillgate/fillgate/tests/kit/poll"
@@ -176,12 +177,8 @@ func (r *rig) waitHost() agentsock.HostStatus {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, 60*time.Second)
 	defer cancel()
-	var hs []agentsock.HostStatus
-	if err := poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
-		var err error
-		hs, err = agentsock.Status(ctx, r.runDir)
-		return len(hs) == 1 && hs[0].Extension.Connected, err
-	}); err != nil {
+	hs, err := hostwait.Until(ctx, r.runDir, hostwait.One(hostwait.Connected))
+	if err != nil {
 		r.t.Fatalf("no host with the extension connected: %v", err)
 	}
 	if hs[0].Caller != manifest.ExtensionOrigin || hs[0].Extension.Paused {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/hostwait"
 )
 
 // TestDrivableChromium: real Chromium with the real extension and host.
@@ -119,16 +119,13 @@ func (r *rig) awaitDrive(t *testing.T, ctx context.Context, ok func(fill.Drive) 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	var last *fill.Drive
-	if poll.Until(ctx, 200*time.Millisecond, func() (bool, error) {
-		if hs, err := agentsock.Status(ctx, r.runDir); err == nil && len(hs) == 1 && hs[0].Drive != nil {
-			last = hs[0].Drive
-		}
-		return last != nil && ok(*last), nil
-	}) != nil {
-		t.Fatalf("waiting for %s: the host's drive is %+v", what, last)
+	hs, err := hostwait.Until(ctx, r.runDir, hostwait.One(func(h agentsock.HostStatus) bool {
+		return h.Drive != nil && ok(*h.Drive)
+	}))
+	if err != nil {
+		t.Fatalf("waiting for %s: the host's status is %+v", what, hs)
 	}
-	return *last
+	return *hs[0].Drive
 }
 
 // doctorDrive checks doctor's prompts check for the host: its status

@@ -24,6 +24,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/envlist"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
+	"github.com/fillgate/fillgate/tests/kit/hostwait"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/poll"
 )
@@ -160,18 +161,15 @@ func (r *rig) waitHostOf(t testing.TB, ctx context.Context, browserPID, old int)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	var hs []agentsock.HostStatus
 	var found agentsock.HostStatus
-	err := poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
-		var err error
-		hs, err = agentsock.Status(ctx, r.runDir)
+	hs, err := hostwait.Until(ctx, r.runDir, func(hs []agentsock.HostStatus) bool {
 		for _, h := range hs {
 			if h.PID != old && h.Extension.Connected && descends(h.PID, browserPID) {
 				found = h
-				return true, nil
+				return true
 			}
 		}
-		return false, err
+		return false
 	})
 	if err != nil {
 		t.Fatalf("no new host of browser %d with the extension connected (%v); last status %+v", browserPID, err, hs)

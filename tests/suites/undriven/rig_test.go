@@ -24,7 +24,8 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
 	"github.com/fillgate/fillgate/tests/kit/envlist"
-	"github.com/fillgate/fillgate/tests/kit/fillresult"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
+	"github.com/fillgate/fillgate/tests/kit/hostwait"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
@@ -71,7 +72,7 @@ type rig struct {
 	// profile is the browser's profile directory.
 	profile string
 	// agents are every `fillgate fill` this rig ran, for the leak scans.
-	agents []*agent
+	agents []*fgrun.Run
 	// secrets are every value the scenarios made, which safe withholds.
 	secrets [][]byte
 }
@@ -193,13 +194,7 @@ func (r *rig) cli(t testing.TB, stdin []byte, args ...string) (stdout, stderr []
 	cmd.Env = r.env
 	cmd.SysProcAttr = dieWithTest()
 	cmd.Stdin = bytes.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	code, err := fillresult.ExitCode(cmd.Run())
-	if err != nil {
-		t.Fatalf("run fillgate %s: %v", args[0], err)
-	}
-	return out.Bytes(), errOut.Bytes(), code
+	return fgrun.Command(t, cmd)
 }
 
 // dieWithTest has the kernel kill a program the test starts if the test
@@ -240,12 +235,8 @@ func (r *rig) waitHost(t testing.TB) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	var hs []agentsock.HostStatus
-	if err := poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
-		var err error
-		hs, err = agentsock.Status(ctx, r.runDir)
-		return len(hs) == 1 && hs[0].Extension.Connected, err
-	}); err != nil {
+	hs, err := hostwait.Until(ctx, r.runDir, hostwait.One(hostwait.Connected))
+	if err != nil {
 		t.Fatalf("the extension did not connect to a fillgate host (%v); last status %+v; the browser said:\n%s",
 			err, hs, r.browser.Output())
 	}
@@ -296,14 +287,8 @@ func (r *rig) awaitHost(t testing.TB, what string, ok func(agentsock.HostStatus)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
 	defer cancel()
-	var last []agentsock.HostStatus
-	if poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
-		hs, err := agentsock.Status(ctx, r.runDir)
-		if err == nil {
-			last = hs
-		}
-		return err == nil && len(hs) == 1 && ok(hs[0]), nil
-	}) == nil {
+	last, err := hostwait.Until(ctx, r.runDir, hostwait.One(ok))
+	if err == nil {
 		return
 	}
 	if len(last) == 1 && last[0].Drive != nil && last[0].Drive.Driven {
@@ -313,35 +298,14 @@ func (r *rig) awaitHost(t testing.TB, what string, ok func(agentsock.HostStatus)
 	t.Fatalf("want %s; the host's last status: %s", what, b)
 }
 
-// agent is one run of `fillgate fill --json` as the agent.
-type agent struct {
-	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
-	done           chan struct{}
-	err            error
-}
-
 // fill starts `fillgate fill --json --service <the site>` with args, as
 // the agent.
-func (r *rig) fill(t testing.TB, args ...string) *agent {
+func (r *rig) fill(t testing.TB, args ...string) *fgrun.Run {
 	t.Helper()
-	a := &agent{done: make(chan struct{})}
-	a.cmd = exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json", "--service", r.site.Service()}, args...)...)
-	a.cmd.Env = r.env
-	a.cmd.SysProcAttr = dieWithTest()
-	a.cmd.Stdout, a.cmd.Stderr = &a.stdout, &a.stderr
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start fillgate fill: %v", err)
-	}
-	go func() { a.err = a.cmd.Wait(); close(a.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-a.done:
-		default:
-			_ = a.cmd.Process.Kill()
-			<-a.done
-		}
-	})
+	cmd := exec.CommandContext(r.ctx, fillgateBin, append([]string{"fill", "--json", "--service", r.site.Service()}, args...)...)
+	cmd.Env = r.env
+	cmd.SysProcAttr = dieWithTest()
+	a := fgrun.Start(t, cmd)
 	r.agents = append(r.agents, a)
 	return a
 }
@@ -349,22 +313,13 @@ func (r *rig) fill(t testing.TB, args ...string) *agent {
 // result waits (within 60 s) for the agent to exit and returns its one
 // JSON result. Nothing but that one line may be on its stdout, and the
 // exit code must be the status's.
-func (r *rig) result(t testing.TB, a *agent) fill.Result {
+func (r *rig) result(t testing.TB, a *fgrun.Run) fill.Result {
 	t.Helper()
-	select {
-	case <-a.done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("fillgate fill did not finish within 60 s")
-	case <-r.ctx.Done():
-		t.Fatalf("fillgate fill did not finish: %v", r.ctx.Err())
-	}
-	code, err := fillresult.ExitCode(a.err)
+	ctx, cancel := context.WithTimeout(r.ctx, 60*time.Second)
+	defer cancel()
+	res, code, err := a.Result(ctx)
 	if err != nil {
-		t.Fatalf("fillgate fill: %v", err)
-	}
-	res, err := fillresult.Decode(a.stdout.Bytes())
-	if err != nil {
-		t.Fatalf("fillgate fill --json printed something that is not one result (%v); stderr: %s", err, r.safe(a.stderr.String()))
+		t.Fatalf("%v; stderr: %s", err, r.safe(string(a.Stderr())))
 	}
 	if code != res.Status.ExitCode() {
 		t.Errorf("fillgate fill exited %d with status %s; want exit code %d", code, res.Status, res.Status.ExitCode())
@@ -439,12 +394,12 @@ func (r *rig) scan(t testing.TB, secret []byte, logins int) {
 	}
 	for i, a := range r.agents {
 		select {
-		case <-a.done:
+		case <-a.Done():
 		case <-r.ctx.Done():
 			t.Fatalf("agent %d still runs: %v", i+1, r.ctx.Err())
 		}
-		leakscan.Bytes(t, secret, fmt.Sprintf("agent %d's stdout", i+1), a.stdout.Bytes())
-		leakscan.Bytes(t, secret, fmt.Sprintf("agent %d's stderr", i+1), a.stderr.Bytes())
+		leakscan.Bytes(t, secret, fmt.Sprintf("agent %d's stdout", i+1), a.Stdout())
+		leakscan.Bytes(t, secret, fmt.Sprintf("agent %d's stderr", i+1), a.Stderr())
 	}
 	leakscan.Process(t, secret, r.hostPID)
 	leakscan.Process(t, secret, r.browser.Cmd.Process.Pid)
