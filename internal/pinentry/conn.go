@@ -168,8 +168,10 @@ func (c *Conn) do(ctx context.Context, cmd []byte, data *[]byte) (err error) {
 	}
 	stop := context.AfterFunc(ctx, c.hangup)
 	defer func() {
-		if !stop() {
-			// The hang-up ran: whatever the read saw, ctx ended.
+		// The hang-up ran, or the session failed after ctx ended (another
+		// of ctx's AfterFuncs, such as Process's kill, may end the program
+		// before this one runs): whatever the read saw, ctx ended.
+		if !stop() || (err != nil && ctx.Err() != nil) {
 			c.fail(ErrClosed)
 			err = fmt.Errorf("pinentry: %w", ctx.Err())
 		}

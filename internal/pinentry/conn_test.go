@@ -297,3 +297,25 @@ func TestExit(t *testing.T) {
 		t.Errorf("GetPIN = %v, want ErrClosed", err)
 	}
 }
+
+// TestContextEndsWhileTheProgramDies: when ctx ends, Process kills the
+// program (an AfterFunc of ctx) while GetPIN hangs the session up
+// (another): whichever runs first, GetPIN says ctx ended, never that the
+// connection closed (it failed once so in CI: the kill's EOF was read
+// before ctx's loop reached GetPIN's hang-up, which then never ran).
+func TestContextEndsWhileTheProgramDies(t *testing.T) {
+	for i := range 300 {
+		c, stop, err := pinentrytest.Pipe(t.Context(), reply(pinentrytest.Reply{Hang: true}))
+		if err != nil {
+			t.Fatalf("fake pinentry: %v", err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		context.AfterFunc(ctx, stop) // the program dies at once, as a killed one does
+		time.AfterFunc(time.Millisecond, cancel)
+		_, err = c.GetPIN(ctx, pinentry.Dialog{})
+		stop()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("round %d: GetPIN = %v, want context.Canceled", i, err)
+		}
+	}
+}
