@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -91,7 +92,7 @@ func Start(t testing.TB, ctx context.Context, bin, addr string) (*Squatter, erro
 		case strings.HasPrefix(line, "listening "):
 			return s, nil
 		case strings.HasPrefix(line, "busy "):
-			return nil, fmt.Errorf("%w: %s", ErrInUse, strings.TrimSpace(strings.TrimPrefix(line, "busy ")))
+			return nil, fmt.Errorf("%w: %s; the sockets on its port: %s", ErrInUse, strings.TrimSpace(strings.TrimPrefix(line, "busy ")), holders(addr))
 		}
 		return nil, fmt.Errorf("squatter: it said %q", line)
 	case <-ctx.Done():
@@ -166,3 +167,21 @@ func (s *Squatter) stop() {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// holders lists the TCP sockets whose local port is addr's, with their
+// state and process (ss -tanp), to say who holds a port the squatter
+// could not bind.
+func holders(addr string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err.Error()
+	}
+	out, err := exec.Command("ss", "-tanpH", "sport = :"+port).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("ss: %v", err)
+	}
+	if len(bytes.TrimSpace(out)) == 0 {
+		return "none"
+	}
+	return strings.Join(strings.Fields(string(out)), " ")
+}
