@@ -37,8 +37,10 @@ const (
 
 // TestChromium runs every scenario against one headless Chromium, one
 // after another, each in a new tab, then the after-fill scenarios, then
-// the Chromium-only ones.
+// the Chromium-only ones. It runs beside TestFirefox (each has a rig of
+// its own), so one browser's waits overlap the other's.
 func TestChromium(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t, 10*time.Minute)
 	ch := startChromium(t, ctx)
 	runScenarios(t, ch)
@@ -55,8 +57,9 @@ func TestChromium(t *testing.T) {
 // extension opens. Then come the after-fill scenarios, and last the
 // Firefox-only ones: what the host says of a browser driven over BiDi, a
 // second request while the prompt is open, and the host and the extension
-// going away.
+// going away. It runs beside TestChromium.
 func TestFirefox(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t, 10*time.Minute)
 	// System access: the BiDi session may open the add-on's popup page.
 	fx := startFirefox(t, ctx, browser.FirefoxOptions{AllowSystemAccess: true})
