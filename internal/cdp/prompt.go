@@ -30,7 +30,7 @@ import (
 //
 // A separate context does not hide the tab from a DevTools client that
 // auto-attaches to every target (Playwright's connectOverCDP files pages of
-// contexts it did not make under its default context); see the README.
+// contexts it did not make under its default context); see docs/cdp.md.
 func (b *Browser) OpenPrompt(ctx context.Context, rawURL string) (fill.PromptWindow, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "http" || !IsLoopback(u.Hostname()) {

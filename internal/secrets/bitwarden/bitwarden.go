@@ -65,10 +65,10 @@ func (s *Source) classify(_ int, stderr []byte) *secrets.Error {
 	switch {
 	case storecmd.Contains(stderr, "you are not logged in"):
 		return &secrets.Error{Source: Store, Kind: secrets.KindLocked, Detail: "bw is not logged in",
-			Fix: "run `bw login`, then `bw unlock` and start your browser where BW_SESSION is set (see the README)"}
+			Fix: "run `bw login`, then `bw unlock` and start your browser where BW_SESSION is set (see docs/stores.md, Bitwarden)"}
 	case storecmd.Contains(stderr, "vault is locked", "your vault is locked", "session key is invalid"):
 		return &secrets.Error{Source: Store, Kind: secrets.KindLocked, Detail: "the Bitwarden vault is locked for fillgate",
-			Fix: "run `bw unlock`, and give fillgate the session: export the BW_SESSION it prints where your browser (or fillgate) is started (see the README)"}
+			Fix: "run `bw unlock`, and give fillgate the session: export the BW_SESSION it prints where your browser (or fillgate) is started (see docs/stores.md, Bitwarden)"}
 	case storecmd.Contains(stderr, "not found"):
 		return &secrets.Error{Source: Store, Kind: secrets.KindNotFound, Detail: "Bitwarden has no item " + s.Item, Fix: "use an item id from `bw list items`"}
 	case storecmd.Contains(stderr, "more than one result"):
