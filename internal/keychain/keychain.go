@@ -48,6 +48,10 @@ const probeUser = "fillgate-doctor-probe"
 const (
 	FieldPassword = "password"
 	FieldOTP      = "otp" // a TOTP seed: an otpauth:// URI or base32
+	// FieldPasskey is one of fillgate's own passkeys (internal/passkeyring
+	// writes and reads it; NewItem refuses it, so no password fill or
+	// `fillgate remember` ever reads or writes one).
+	FieldPasskey = "passkey"
 )
 
 // MaxAccount is the longest account name an item may have.
@@ -113,7 +117,17 @@ func NewItem(service, field, account string) (Item, error) {
 	if field == "one-time-code" {
 		field = FieldOTP
 	}
+	if field == FieldPasskey {
+		return Item{}, errors.New("keyring item: a passkey is not a value to fill")
+	}
 	it := Item{Service: service, Field: field, Account: account}
+	return it, it.check()
+}
+
+// NewPasskeyItem checks and builds the Item of the passkey for service
+// and account. service should already be canonical.
+func NewPasskeyItem(service, account string) (Item, error) {
+	it := Item{Service: service, Field: FieldPasskey, Account: account}
 	return it, it.check()
 }
 
@@ -122,8 +136,8 @@ func (it Item) check() error {
 	switch {
 	case it.Service == "" || strings.ContainsFunc(it.Service, func(r rune) bool { return r <= ' ' || r == 0x7f }):
 		return fmt.Errorf("keyring item: bad service %q", it.Service)
-	case it.Field != FieldPassword && it.Field != FieldOTP:
-		return fmt.Errorf("keyring item: field %q is not password or otp", it.Field)
+	case it.Field != FieldPassword && it.Field != FieldOTP && it.Field != FieldPasskey:
+		return fmt.Errorf("keyring item: field %q is not password, otp or passkey", it.Field)
 	case len(it.Account) > MaxAccount:
 		return fmt.Errorf("keyring item: the account name is longer than %d bytes", MaxAccount)
 	case !utf8.ValidString(it.Account) || strings.ContainsFunc(it.Account, func(r rune) bool { return r < ' ' || r == 0x7f }):
@@ -163,6 +177,9 @@ func (it Item) String() string {
 	s := it.Field + " for " + it.Service
 	if it.Field == FieldOTP {
 		s = "one-time code seed for " + it.Service
+	}
+	if it.Field == FieldPasskey {
+		s = "agents' passkey for " + it.Service
 	}
 	if it.Account != "" {
 		s += " as " + it.Account
@@ -220,6 +237,38 @@ func (k *Keyring) Store(ctx context.Context, it Item, value []byte) (string, err
 		}
 	}
 	return stamp, nil
+}
+
+// Rewrite stores value for an item already kept, keeping its stamp: the
+// same saved thing with a changed state (a passkey's signature count),
+// so the leases granted on it go on. It returns ErrNotFound when nothing
+// is kept for the item.
+func (k *Keyring) Rewrite(ctx context.Context, it Item, value []byte) error {
+	if err := it.check(); err != nil {
+		return err
+	}
+	if len(value) == 0 {
+		return errors.New("keyring: refusing to store an empty secret")
+	}
+	if err := k.fits(it.user(), len(value)); err != nil {
+		return err
+	}
+	if err := k.usable(ctx); err != nil {
+		return err
+	}
+	err := call(ctx, func() error {
+		if _, err := k.backend.Get(Service, it.user()); err != nil {
+			return err
+		}
+		return k.backend.Set(Service, it.user(), string(value))
+	})
+	switch {
+	case errors.Is(err, keyring.ErrNotFound):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("store the %s in the keyring: %w", it, err)
+	}
+	return nil
 }
 
 // Get returns the item's value, or ErrNotFound. The caller zeroes it.
@@ -302,7 +351,7 @@ func (k *Keyring) Forget(ctx context.Context, service, account string) ([]Item, 
 		}
 	}
 	// Items not in the index (see the package doc) are found by trying.
-	for _, field := range []string{FieldPassword, FieldOTP} {
+	for _, field := range []string{FieldPassword, FieldOTP, FieldPasskey} {
 		it := Item{Service: service, Field: field, Account: account}
 		if slices.Contains(removed, it) || it.check() != nil {
 			continue
