@@ -1,0 +1,173 @@
+package passkeycall_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fillgate/fillgate/internal/passkey"
+	"github.com/fillgate/fillgate/internal/passkeycall"
+)
+
+var (
+	t0      = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	ourID   = []byte{0xf1, 0x11}
+	otherID = []byte{0x01}
+)
+
+func arm(c passkey.Ceremony) passkeycall.Arm {
+	return passkeycall.Arm{ID: "req-1", Tab: 7, Ceremony: c, Service: "example.com", Origin: "https://login.example.com", Deadline: t0.Add(time.Minute)}
+}
+
+func getCall() passkeycall.Call {
+	return passkeycall.Call{ID: "req-1", Ceremony: passkey.Get, Tab: 7, Frame: 0, Origin: "https://login.example.com",
+		RPID: "example.com", Challenge: []byte("challenge"), UserVerification: "preferred"}
+}
+
+func createCall() passkeycall.Call {
+	c := getCall()
+	c.Ceremony = passkey.Create
+	c.UserHandle, c.UserName, c.Algs = []byte{9}, "alice", []int64{-8, -7, -257}
+	return c
+}
+
+var kept = &passkeycall.Stored{RPID: "example.com", ID: ourID}
+
+func TestJudge(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		arm  passkeycall.Arm
+		call func(*passkeycall.Call)
+		kept *passkeycall.Stored
+		want passkeycall.Outcome
+		rp   string
+	}{
+		{"get answered", arm(passkey.Get), nil, kept, passkeycall.Answer, "example.com"},
+		{"get with our id listed", arm(passkey.Get), func(c *passkeycall.Call) { c.Allow = [][]byte{otherID, ourID} }, kept, passkeycall.Answer, "example.com"},
+		{"get for the host itself", arm(passkey.Get), func(c *passkeycall.Call) { c.RPID = "" },
+			&passkeycall.Stored{RPID: "login.example.com", ID: ourID}, passkeycall.Answer, "login.example.com"},
+		{"create answered", arm(passkey.Create), func(c *passkeycall.Call) { *c = createCall() }, nil, passkeycall.Answer, "example.com"},
+		{"create replaces a passkey not excluded", arm(passkey.Create), func(c *passkeycall.Call) { *c = createCall(); c.Exclude = [][]byte{otherID} }, kept, passkeycall.Answer, "example.com"},
+
+		{"another request id", arm(passkey.Get), func(c *passkeycall.Call) { c.ID = "req-2" }, kept, passkeycall.Pass, ""},
+		{"no request id (not armed)", arm(passkey.Get), func(c *passkeycall.Call) { c.ID = "" }, kept, passkeycall.Pass, ""},
+		{"another tab", arm(passkey.Get), func(c *passkeycall.Call) { c.Tab = 8 }, kept, passkeycall.Pass, ""},
+		{"cross-origin frame", arm(passkey.Get), func(c *passkeycall.Call) { c.Frame = 3; c.Origin = "https://evil.test" }, kept, passkeycall.Pass, ""},
+		{"same-origin frame", arm(passkey.Get), func(c *passkeycall.Call) { c.Frame = 3 }, kept, passkeycall.Pass, ""},
+		{"wrong origin", arm(passkey.Get), func(c *passkeycall.Call) { c.Origin = "https://evil.example.net" }, kept, passkeycall.Pass, ""},
+		{"sibling origin of the service", arm(passkey.Get), func(c *passkeycall.Call) { c.Origin = "https://other.example.com" }, kept, passkeycall.Pass, ""},
+		{"rpId not claimable", arm(passkey.Get), func(c *passkeycall.Call) { c.RPID = "example.net" }, kept, passkeycall.Pass, ""},
+		{"rpId a public suffix", arm(passkey.Get), func(c *passkeycall.Call) { c.RPID = "com" }, kept, passkeycall.Pass, ""},
+		{"rpId a child of the host", arm(passkey.Get), func(c *passkeycall.Call) { c.RPID = "a.login.example.com" }, kept, passkeycall.Pass, ""},
+		{"rpId mismatch with the kept one", arm(passkey.Get), func(c *passkeycall.Call) { c.RPID = "login.example.com" }, kept, passkeycall.Pass, ""},
+		{"allowCredentials without our id", arm(passkey.Get), func(c *passkeycall.Call) { c.Allow = [][]byte{otherID} }, kept, passkeycall.Pass, ""},
+		{"nothing kept", arm(passkey.Get), nil, nil, passkeycall.Pass, ""},
+		{"no challenge", arm(passkey.Get), func(c *passkeycall.Call) { c.Challenge = nil }, kept, passkeycall.Pass, ""},
+		{"create without add (armed for get)", arm(passkey.Get), func(c *passkeycall.Call) { *c = createCall() }, kept, passkeycall.Pass, ""},
+		{"get on a tab armed to add", arm(passkey.Create), nil, kept, passkeycall.Pass, ""},
+		{"create without ES256", arm(passkey.Create), func(c *passkeycall.Call) { *c = createCall(); c.Algs = []int64{-257} }, nil, passkeycall.Pass, ""},
+		{"create without a user handle", arm(passkey.Create), func(c *passkeycall.Call) { *c = createCall(); c.UserHandle = nil }, nil, passkeycall.Pass, ""},
+		{"create with a long user handle", arm(passkey.Create), func(c *passkeycall.Call) { *c = createCall(); c.UserHandle = make([]byte, 65) }, nil, passkeycall.Pass, ""},
+		{"create excluding ours", arm(passkey.Create), func(c *passkeycall.Call) { *c = createCall(); c.Exclude = [][]byte{ourID} }, kept, passkeycall.Refuse, ""},
+		{"plain http off localhost", passkeycall.Arm{ID: "req-1", Tab: 7, Ceremony: passkey.Get, Origin: "http://login.example.com"},
+			func(c *passkeycall.Call) { c.Origin = "http://login.example.com" }, kept, passkeycall.Pass, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := getCall()
+			if tc.call != nil {
+				tc.call(&c)
+			}
+			v := passkeycall.Judge(tc.arm, c, tc.kept)
+			if v.Outcome != tc.want {
+				t.Fatalf("Judge = %d (%s); want %d", v.Outcome, v.Reason, tc.want)
+			}
+			if tc.want == passkeycall.Answer && (v.RP.String() != tc.rp || v.Origin.String() != c.Origin) {
+				t.Fatalf("answer for rp %q origin %q; want %q %q", v.RP, v.Origin, tc.rp, c.Origin)
+			}
+			if tc.want != passkeycall.Answer && v.Reason == "" {
+				t.Fatal("no reason")
+			}
+		})
+	}
+}
+
+func TestPresence(t *testing.T) {
+	for _, tc := range []struct {
+		person bool
+		uv     string
+		want   passkey.Presence
+		err    error
+	}{
+		{true, "required", passkey.Presence{UserPresent: true, UserVerified: true}, nil},
+		{true, "preferred", passkey.Presence{UserPresent: true, UserVerified: true}, nil},
+		{false, "preferred", passkey.Presence{UserPresent: true}, nil},
+		{false, "discouraged", passkey.Presence{UserPresent: true}, nil},
+		{false, "", passkey.Presence{UserPresent: true}, nil},
+		{false, "required", passkey.Presence{}, passkeycall.ErrUVRequired}, // lease or none
+	} {
+		p, err := passkeycall.Presence(tc.person, tc.uv)
+		if p != tc.want || !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+			t.Errorf("Presence(%v, %q) = %+v, %v; want %+v, %v", tc.person, tc.uv, p, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestArms(t *testing.T) {
+	now := t0
+	s := passkeycall.NewArms(func() time.Time { return now })
+	a := arm(passkey.Get)
+	if _, ok := s.Take(getCall()); ok {
+		t.Fatal("a call on a tab nobody armed was taken")
+	}
+	if err := s.Arm(a); err != nil {
+		t.Fatal(err)
+	}
+	b := a
+	b.ID = "req-2"
+	if err := s.Arm(b); !errors.Is(err, passkeycall.ErrArmed) {
+		t.Fatalf("a second request armed a live arm's tab: %v", err)
+	}
+	other := getCall()
+	other.ID = "req-2"
+	if _, ok := s.Take(other); ok {
+		t.Fatal("a call under another request id was taken")
+	}
+	if got, ok := s.Take(getCall()); !ok || got != a {
+		t.Fatalf("Take = %+v, %v", got, ok)
+	}
+	if _, ok := s.Take(getCall()); ok {
+		t.Fatal("a second call (double get) was taken under one arm")
+	}
+
+	// Expired: not taken, and the tab can be armed again.
+	if err := s.Arm(a); err != nil {
+		t.Fatal(err)
+	}
+	now = a.Deadline
+	if err := s.Arm(b); err != nil {
+		t.Fatalf("an expired arm held its tab: %v", err)
+	}
+	now = t0
+	if _, ok := s.Take(getCall()); ok {
+		t.Fatal("the replaced arm's call was taken")
+	}
+	s.Disarm(b.Tab, b.ID)
+	if err := s.Arm(a); err != nil {
+		t.Fatal(err)
+	}
+	now = a.Deadline.Add(time.Millisecond)
+	if _, ok := s.Take(getCall()); ok {
+		t.Fatal("a call after the deadline was taken")
+	}
+
+	// Disarm drops only its own arm.
+	now = t0
+	if err := s.Arm(a); err != nil {
+		t.Fatal(err)
+	}
+	s.Disarm(a.Tab, "req-2")
+	s.Disarm(a.Tab, a.ID)
+	if _, ok := s.Take(getCall()); ok {
+		t.Fatal("a disarmed tab's call was taken")
+	}
+}
