@@ -26,7 +26,14 @@ type extManifest struct {
 		DefaultPopup string            `json:"default_popup"`
 		DefaultIcon  map[string]string `json:"default_icon"`
 	} `json:"action"`
-	Icons map[string]string `json:"icons"`
+	Icons          map[string]string `json:"icons"`
+	ContentScripts []struct {
+		Matches   []string `json:"matches"`
+		JS        []string `json:"js"`
+		World     string   `json:"world"`
+		RunAt     string   `json:"run_at"`
+		AllFrames bool     `json:"all_frames"`
+	} `json:"content_scripts"`
 }
 
 func readManifest(t *testing.T) extManifest {
@@ -77,8 +84,9 @@ func TestManifestFilesEmbedded(t *testing.T) {
 			t.Errorf("manifest names %q, but it is not embedded: %v", name, err)
 		}
 	}
-	if len(m.Background.Scripts) != 2 || m.Background.Scripts[0] != "inpage.js" || m.Background.ServiceWorker != "sw.js" {
-		t.Errorf("background = %+v; want service_worker sw.js and scripts [inpage.js sw.js]", m.Background)
+	if len(m.Background.Scripts) != 3 || m.Background.Scripts[0] != "inpage.js" || m.Background.Scripts[1] != "passkeys.js" ||
+		m.Background.Scripts[2] != "sw.js" || m.Background.ServiceWorker != "sw.js" {
+		t.Errorf("background = %+v; want service_worker sw.js and scripts [inpage.js passkeys.js sw.js]", m.Background)
 	}
 }
 
@@ -94,4 +102,27 @@ func TestManifestDebuggerPermission(t *testing.T) {
 		}
 	}
 	t.Errorf("permissions = %v; want debugger among them", m.Permissions)
+}
+
+// TestManifestPasskeyDoor checks the passkey door's two content scripts:
+// door.js in the page's main world and relay.js in the isolated one, both
+// at document start, both in the top frame only (a frame's WebAuthn call
+// is always the browser's own), on http and https pages only.
+func TestManifestPasskeyDoor(t *testing.T) {
+	m := readManifest(t)
+	if len(m.ContentScripts) != 2 {
+		t.Fatalf("content_scripts = %+v; want door.js and relay.js", m.ContentScripts)
+	}
+	for i, want := range []struct{ js, world string }{{"door.js", "MAIN"}, {"relay.js", ""}} {
+		cs := m.ContentScripts[i]
+		if len(cs.JS) != 1 || cs.JS[0] != want.js || cs.World != want.world || cs.RunAt != "document_start" || cs.AllFrames {
+			t.Errorf("content script %d = %+v; want %s in world %q at document_start, top frame only", i, cs, want.js, want.world)
+		}
+		if len(cs.Matches) != 2 || cs.Matches[0] != "https://*/*" || cs.Matches[1] != "http://*/*" {
+			t.Errorf("content script %s matches %v; want https and http pages", want.js, cs.Matches)
+		}
+		if _, err := fs.Stat(Files, want.js); err != nil {
+			t.Errorf("%s is not embedded: %v", want.js, err)
+		}
+	}
 }

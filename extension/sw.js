@@ -4,7 +4,7 @@
 // secret value; the one variable that holds it is dropped once the insert
 // returns.
 "use strict";
-if (typeof fillgateInPage !== "function") importScripts("inpage.js"); // Firefox loads it via background.scripts
+if (typeof fillgateInPage !== "function") importScripts("inpage.js", "passkeys.js"); // Firefox loads them via background.scripts
 
 const api = globalThis.browser ?? globalThis.chrome;
 const HOST = "dev.fillgate.host";
@@ -50,6 +50,7 @@ async function connect() {
       // port another program may take over. (An older port ending after a
       // new one opened leaves the new host's prompts alone.)
       closeAllPrompts();
+      passkeyHostGone();
     }
     reconnectLater(api.runtime.lastError?.message ?? p.error?.message ?? "the host closed the port");
   });
@@ -91,7 +92,10 @@ function notice(msg) {
   }
 }
 
-const handlers = { inspect, peek, insert, notify, drivable, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }) };
+const handlers = {
+  inspect, peek, insert, notify, drivable, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }),
+  passkey_arm: passkeyArm, passkey_disarm: passkeyDisarm, passkey_answer: passkeyAnswer, passkey_refuse: passkeyRefuse, passkey_pass: passkeyPass,
+};
 
 // answer returns the reply (without id) to one host request.
 async function answer(msg) {
@@ -400,6 +404,7 @@ api.storage.onChanged.addListener((changes, area) => {
 // The popup asks for the state, flips the pause switch and ends leases.
 api.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   if (sender.id !== api.runtime.id) return false;
+  if (msg?.type === "passkey_call") return sender.tab ? passkeyCall(msg, sender, sendResponse) : false;
   const live = () => leases.filter((l) => Date.parse(l.until) > Date.now());
   const state = () => ({ connected: host !== null, host, paused, recent, leases: live(), version: VERSION });
   if (msg?.type === "state") {
@@ -419,6 +424,7 @@ api.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   return false;
 });
 
+passkeyListeners();
 api.runtime.onInstalled.addListener(() => connect());
 api.runtime.onStartup.addListener(() => connect());
 connect();

@@ -59,11 +59,13 @@ type item struct {
 func (it *item) wipe() { clear(it.Key) }
 
 // Enrolled is what Enrol returns: the passkey's public part, the client
-// data fillgate wrote and the attestation to hand to the page.
+// data fillgate wrote and the attestation to hand to the page, with the
+// public key as SPKI (the page's getPublicKey()).
 type Enrolled struct {
 	Public
 	ClientDataJSON []byte
 	passkey.Attestation
+	PublicKeySPKI []byte
 }
 
 // Enrol makes a passkey for the page of origin o on relying party rp,
@@ -97,6 +99,10 @@ func Enrol(ctx context.Context, s Store, service, account string, o passkey.Orig
 	if err != nil {
 		return Enrolled{}, err
 	}
+	spki, err := key.PublicKeySPKI()
+	if err != nil {
+		return Enrolled{}, err
+	}
 	der, err := key.PKCS8()
 	if err != nil {
 		return Enrolled{}, err
@@ -107,7 +113,7 @@ func Enrol(ctx context.Context, s Store, service, account string, o passkey.Orig
 		return Enrolled{}, err
 	}
 	pub := Public{RPID: kept.RPID, ID: id, UserHandle: userHandle}
-	return Enrolled{Public: pub, ClientDataJSON: cd, Attestation: att}, nil
+	return Enrolled{Public: pub, ClientDataJSON: cd, Attestation: att, PublicKeySPKI: spki}, nil
 }
 
 // Lookup returns the public part of the passkey kept for service and
