@@ -96,6 +96,9 @@ type Bridge struct {
 	early   []int64           // prompt_closed for windows not yet registered
 	peeking *peekFlight       // the peek on its way to the extension, or nil
 	driving *driveFlight      // DriveStatus's last question to the extension, or nil
+	// passkeys are the arms waiting for their page's call, by request id
+	// (passkey.go).
+	passkeys map[string]*passkeyWait
 }
 
 var _ fill.Browser = (*Bridge)(nil)
@@ -151,7 +154,8 @@ type notice struct {
 }
 
 // HandleNotice handles a message from the extension that is not a reply:
-// hello, paused, prompt_closed and end_lease. Others, and late replies, are logged by
+// hello, paused, prompt_closed, end_lease, passkey_called and
+// passkey_aborted (passkey.go). Others, and late replies, are logged by
 // type and dropped.
 func (b *Bridge) HandleNotice(raw json.RawMessage) {
 	var n notice
@@ -188,6 +192,8 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 		b.windowClosed(n.Window)
 	case "end_lease":
 		b.endLease(n.Lease)
+	case "passkey_called", "passkey_aborted":
+		b.passkeyNotice(n.Type, raw)
 	default:
 		b.log.Info("bridge: ignored an unknown notice", "type", cutType(n.Type))
 	}

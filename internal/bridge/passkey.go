@@ -1,0 +1,261 @@
+package bridge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fillgate/fillgate/internal/nativemsg"
+	"github.com/fillgate/fillgate/internal/passkey"
+	"github.com/fillgate/fillgate/internal/passkeycall"
+)
+
+// The passkey messages (PROTOCOL.md §2, Passkeys): ArmPasskey arms a tab
+// for one WebAuthn call and waits for the page's call (the extension's
+// passkey_called notice) or the arm's end; AnswerPasskey, RefusePasskey
+// and PassPasskey send the verdict on it. No message carries a private
+// key: the response holds only what the page gets.
+
+// passkeyWait is one arm waiting for its call.
+type passkeyWait struct {
+	called  chan passkeycall.Call // buffered: one call
+	aborted chan string           // buffered: why the arm ended unused
+}
+
+// ErrPasskeyAborted wraps ArmPasskey's error when the arm ended unused:
+// its deadline, the tab loaded another document or closed.
+var ErrPasskeyAborted = errors.New("the tab's passkey arm ended before the page called")
+
+// disarmBudget bounds the disarm sent when an arm is given up.
+const disarmBudget = 2 * time.Second
+
+// ArmPasskey arms a.Tab's top frame for one call of a.Ceremony on
+// a.Origin until a.Deadline, and returns the page's call as the
+// extension saw it. The call's Tab, Frame and Origin are what the browser
+// said of its sender. When ctx ends first, the arm is dropped.
+func (b *Bridge) ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string) (passkeycall.Call, error) {
+	w := &passkeyWait{called: make(chan passkeycall.Call, 1), aborted: make(chan string, 1)}
+	b.mu.Lock()
+	if b.passkeys == nil {
+		b.passkeys = map[string]*passkeyWait{}
+	}
+	if _, dup := b.passkeys[a.ID]; dup || a.ID == "" {
+		b.mu.Unlock()
+		return passkeycall.Call{}, errors.New("passkey_arm: a request id that is empty or in use")
+	}
+	b.passkeys[a.ID] = w
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.passkeys, a.ID)
+		b.mu.Unlock()
+	}()
+	var reply struct {
+		Tab int64 `json:"tab"`
+	}
+	err := b.call(ctx, "passkey_arm", struct {
+		Type     string `json:"type"`
+		Tab      int64  `json:"tab"`
+		Frame    int64  `json:"frame"`
+		Origin   string `json:"origin"`
+		Service  string `json:"service"`
+		RPID     string `json:"rp_id,omitempty"`
+		Ceremony string `json:"ceremony"`
+		Request  string `json:"request"`
+		Deadline string `json:"deadline"`
+	}{"passkey_arm", a.Tab, 0, a.Origin, a.Service, rpID, ceremonyWord(a.Ceremony), a.ID, a.Deadline.UTC().Format(time.RFC3339Nano)}, "armed", &reply)
+	var re *nativemsg.ReplyError
+	if errors.As(err, &re) && re.Code == CodeNotActive {
+		return passkeycall.Call{}, notActive{}
+	}
+	if err != nil {
+		return passkeycall.Call{}, err
+	}
+	if reply.Tab != a.Tab {
+		b.disarm(a.ID)
+		return passkeycall.Call{}, errors.New("extension armed another tab than the one asked for")
+	}
+	select {
+	case c := <-w.called:
+		return c, nil
+	case why := <-w.aborted:
+		return passkeycall.Call{}, fmt.Errorf("%w (%s)", ErrPasskeyAborted, why)
+	case <-b.port.Done():
+		return passkeycall.Call{}, callError("passkey_arm", nativemsg.ErrClosed)
+	case <-ctx.Done():
+		b.disarm(a.ID)
+		return passkeycall.Call{}, callError("passkey_arm", ctx.Err())
+	}
+}
+
+// disarm drops the arm request in the extension (and lets a call waiting
+// under it fall through), within disarmBudget.
+func (b *Bridge) disarm(request string) {
+	ctx, cancel := context.WithTimeout(context.Background(), disarmBudget)
+	defer cancel()
+	var reply struct{}
+	if err := b.call(ctx, "passkey_disarm", struct {
+		Type    string `json:"type"`
+		Request string `json:"request"`
+	}{"passkey_disarm", request}, "ok", &reply); err != nil {
+		b.log.Warn("bridge: could not disarm a passkey request", "err", err)
+	}
+}
+
+// PasskeyResponse is what the page's call is answered with: a get()'s
+// assertion (Signature, UserHandle) or a create()'s attestation
+// (AttestationObject, PublicKey as SPKI).
+type PasskeyResponse struct {
+	ID                []byte
+	ClientDataJSON    []byte
+	AuthenticatorData []byte
+	Signature         []byte
+	UserHandle        []byte
+	AttestationObject []byte
+	PublicKey         []byte
+}
+
+// AnswerPasskey hands the page the response to its call under request.
+func (b *Bridge) AnswerPasskey(ctx context.Context, request string, r PasskeyResponse) error {
+	enc := func(v []byte) string { return base64.RawURLEncoding.EncodeToString(v) }
+	type response struct {
+		ID                string `json:"id"`
+		ClientDataJSON    string `json:"client_data_json"`
+		AuthenticatorData string `json:"authenticator_data"`
+		Signature         string `json:"signature,omitempty"`
+		UserHandle        string `json:"user_handle,omitempty"`
+		AttestationObject string `json:"attestation_object,omitempty"`
+		PublicKey         string `json:"public_key,omitempty"`
+	}
+	var reply struct{}
+	return b.call(ctx, "passkey_answer", struct {
+		Type     string   `json:"type"`
+		Request  string   `json:"request"`
+		Response response `json:"response"`
+	}{"passkey_answer", request, response{enc(r.ID), enc(r.ClientDataJSON), enc(r.AuthenticatorData), enc(r.Signature),
+		enc(r.UserHandle), enc(r.AttestationObject), enc(r.PublicKey)}}, "ok", &reply)
+}
+
+// RefusePasskey ends the page's call under request in NotAllowedError.
+func (b *Bridge) RefusePasskey(ctx context.Context, request string) error {
+	return b.verdict(ctx, "passkey_refuse", request)
+}
+
+// PassPasskey lets the browser's own WebAuthn answer the page's call
+// under request, with the page's own arguments.
+func (b *Bridge) PassPasskey(ctx context.Context, request string) error {
+	return b.verdict(ctx, "passkey_pass", request)
+}
+
+func (b *Bridge) verdict(ctx context.Context, kind, request string) error {
+	var reply struct{}
+	return b.call(ctx, kind, struct {
+		Type    string `json:"type"`
+		Request string `json:"request"`
+	}{kind, request}, "ok", &reply)
+}
+
+// calledNotice is the extension's passkey_called notice.
+type calledNotice struct {
+	Request          string   `json:"request"`
+	Ceremony         string   `json:"ceremony"`
+	Tab              int64    `json:"tab"`
+	Frame            int64    `json:"frame"`
+	Origin           string   `json:"origin"`
+	RPID             string   `json:"rp_id"`
+	Challenge        string   `json:"challenge"`
+	UserVerification string   `json:"user_verification"`
+	Allow            []string `json:"allow"`
+	User             struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"user"`
+	Algs    []int64  `json:"algs"`
+	Exclude []string `json:"exclude"`
+	Reason  string   `json:"reason"`
+}
+
+// passkeyNotice routes passkey_called and passkey_aborted to the arm
+// waiting for them. A call nobody waits for, or one that does not decode,
+// is let through to the browser at once.
+func (b *Bridge) passkeyNotice(typ string, raw json.RawMessage) {
+	var n calledNotice
+	if err := json.Unmarshal(raw, &n); err != nil {
+		b.log.Warn("bridge: ignored a malformed passkey notice")
+		return
+	}
+	b.mu.Lock()
+	w := b.passkeys[n.Request]
+	b.mu.Unlock()
+	if typ == "passkey_aborted" {
+		if w != nil {
+			select {
+			case w.aborted <- cutType(n.Reason):
+			default:
+			}
+		}
+		return
+	}
+	c, err := n.call()
+	if w == nil || err != nil {
+		b.log.Info("bridge: let a passkey call through", "reason", "no arm waits for it or it does not decode")
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), disarmBudget)
+			defer cancel()
+			_ = b.PassPasskey(ctx, n.Request)
+		}()
+		return
+	}
+	select {
+	case w.called <- c:
+	default:
+	}
+}
+
+// call decodes the notice's byte strings.
+func (n calledNotice) call() (passkeycall.Call, error) {
+	dec := base64.RawURLEncoding.DecodeString
+	c := passkeycall.Call{ID: n.Request, Tab: n.Tab, Frame: n.Frame, Origin: n.Origin, RPID: n.RPID,
+		UserVerification: n.UserVerification, UserName: n.User.Name, Algs: n.Algs}
+	switch n.Ceremony {
+	case "get":
+		c.Ceremony = passkey.Get
+	case "create":
+		c.Ceremony = passkey.Create
+	default:
+		return c, errors.New("no ceremony")
+	}
+	var err error
+	if c.Challenge, err = dec(n.Challenge); err != nil {
+		return c, err
+	}
+	if n.User.ID != "" {
+		if c.UserHandle, err = dec(n.User.ID); err != nil {
+			return c, err
+		}
+	}
+	for _, list := range []struct {
+		in  []string
+		out *[][]byte
+	}{{n.Allow, &c.Allow}, {n.Exclude, &c.Exclude}} {
+		for _, s := range list.in {
+			id, err := dec(s)
+			if err != nil {
+				return c, err
+			}
+			*list.out = append(*list.out, id)
+		}
+	}
+	return c, nil
+}
+
+// ceremonyWord is a ceremony as the extension names it.
+func ceremonyWord(c passkey.Ceremony) string {
+	if c == passkey.Create {
+		return "create"
+	}
+	return "get"
+}
