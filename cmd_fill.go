@@ -17,7 +17,7 @@ import (
 
 type fillCmd struct {
 	Service string        `required:"" help:"The site the secret is for, e.g. github.com, or with a port, nas.lan:8443. The page's host must be it or a subdomain of it, on that port (none named: the default port)."`
-	Field   string        `default:"password" enum:"password,otp,one-time-code" help:"The kind of field: password or otp (one-time code)."`
+	Field   string        `default:"password" enum:"password,otp,one-time-code,passkey" help:"The kind of field: password or otp (one-time code); or passkey: arm the tab for the page's one passkey sign-in (navigator.credentials.get()), answered with the agents' own passkey, then click the site's passkey button while this waits."`
 	Then    string        `default:"submit" enum:"submit,none" help:"After the insert: submit (submit the form as a person would and leave nothing in the page) or none (leave a value the person types in the field, unsubmitted: the page and any tool reading it can see it; a saved value is always submitted)."`
 	JSON    bool          `name:"json" help:"Print the result as one JSON object."`
 	Timeout time.Duration `help:"Give the human at most this long (e.g. 30s). It can shorten the policy's budget (90s by default), never lengthen it."`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -123,8 +124,9 @@ func endLeases(a *app, service, account string) {
 }
 
 type forgetCmd struct {
-	Service string `help:"The service whose remembered secrets to remove (every field kind)."`
+	Service string `help:"The service whose remembered secrets to remove (every field kind, unless --field)."`
 	Account string `help:"Only this account's secrets for the service."`
+	Field   string `enum:",password,otp,passkey" default:"" help:"Only this kind: password, otp, or passkey (the agents' passkey; remove it on the site too)."`
 	All     bool   `name:"all" help:"Remove every secret fillgate remembered."`
 }
 
@@ -149,7 +151,12 @@ func (c *forgetCmd) Run(a *app) error {
 	if err != nil {
 		return usageError{err}
 	}
-	removed, err := k.Forget(a.ctx, svc, c.Account)
+	var removed []keychain.Item
+	if c.Field != "" {
+		removed, err = forgetKind(a, k, svc, c.Field, c.Account)
+	} else {
+		removed, err = k.Forget(a.ctx, svc, c.Account)
+	}
 	if err != nil {
 		return err
 	}
@@ -159,7 +166,45 @@ func (c *forgetCmd) Run(a *app) error {
 	}
 	for _, it := range removed {
 		fmt.Fprintf(a.stdout, "removed the %s\n", printable(it.String()))
+		if it.Field == keychain.FieldPasskey {
+			fmt.Fprintf(a.stdout, "the site still lists that passkey: remove it in the site's own security settings too\n")
+		}
 	}
 	endLeases(a, svc, c.Account)
 	return nil
+}
+
+// forgetKind removes the items of one field kind of service: with account
+// "", every account's.
+func forgetKind(a *app, k *keychain.Keyring, svc, field, account string) ([]keychain.Item, error) {
+	if field == "otp" {
+		field = keychain.FieldOTP
+	}
+	listed, err := k.List(a.ctx)
+	if err != nil {
+		return nil, err
+	}
+	var items []keychain.Item
+	for _, l := range listed {
+		if l.Service == svc && l.Field == field && (account == "" || l.Account == account) {
+			items = append(items, l.Item)
+		}
+	}
+	// An item missing from the index (keychain's package doc) is found by
+	// trying.
+	exact := keychain.Item{Service: svc, Field: field, Account: account}
+	if !slices.Contains(items, exact) {
+		items = append(items, exact)
+	}
+	var removed []keychain.Item
+	for _, it := range items {
+		ok, err := k.Delete(a.ctx, it)
+		if err != nil {
+			return removed, err
+		}
+		if ok {
+			removed = append(removed, it)
+		}
+	}
+	return removed, nil
 }

@@ -104,7 +104,7 @@ func TestMCPToolSchema(t *testing.T) {
 	p := in.Properties
 	if in.Type != "object" || strings.Join(in.Required, ",") != "service" || in.Additional == nil || *in.Additional ||
 		p["service"].Type != "string" || p["service"].MaxLength != 260 ||
-		strings.Join(p["field"].Enum, ",") != "password,otp,one-time-code" ||
+		strings.Join(p["field"].Enum, ",") != "password,otp,one-time-code,passkey" ||
 		strings.Join(p["then"].Enum, ",") != "submit,none" ||
 		p["tab"].Type != "string" || p["tab"].Pattern == "" ||
 		p["frame"].Type != "integer" || p["frame"].Minimum == nil || *p["frame"].Minimum != 0 {

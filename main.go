@@ -36,6 +36,7 @@ type cli struct {
 	Remember  rememberCmd  `cmd:"" help:"Store a password or TOTP seed in the OS keyring, typed at the terminal (never echoed) or piped in."`
 	Saved     savedCmd     `cmd:"" help:"List what is remembered in the OS keyring: service, field kind, account (never values)."`
 	Forget    forgetCmd    `cmd:"" help:"Remove remembered secrets from the OS keyring."`
+	Passkey   passkeyCmd   `cmd:"" help:"Passkeys for your agents: add one on a site (fillgate passkey add); agents sign in with fillgate fill --field passkey."`
 	Demo      demoCmd      `cmd:"" help:"A tour: Chromium with a throw-away profile, the extension, a local login page, one fill."`
 	Version   versionCmd   `cmd:"" help:"Print the version."`
 }

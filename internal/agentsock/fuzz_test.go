@@ -67,7 +67,7 @@ var refusals = []string{
 	"the request is not one JSON object",
 	"unknown op: use fill, status or peek",
 	"service is missing",
-	"unknown field: use password or one-time-code",
+	"unknown field: use password, one-time-code or passkey",
 	"unknown then: use submit or none",
 	"timeout_ms must not be negative",
 }

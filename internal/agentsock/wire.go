@@ -78,6 +78,12 @@ type Request struct {
 	// to (internal/route); empty means any.
 	Browser string `json:"browser,omitempty"`
 	Profile string `json:"profile,omitempty"`
+	// Enrol, with field passkey, asks for the site's create() instead of
+	// get() (`fillgate passkey add`).
+	Enrol bool `json:"enrol,omitempty"`
+	// Account, with enrol, names the account the new passkey is kept
+	// under.
+	Account string `json:"account,omitempty"`
 	// All asks a status request for every host, not just the one asked.
 	All bool `json:"all,omitempty"`
 	// Debug asks a status request for the answering host's own
@@ -194,6 +200,8 @@ func newFillRequest(req fill.Request, client string) Request {
 		Client:  client,
 		Browser: req.Browser,
 		Profile: req.Profile,
+		Enrol:   req.Enrol,
+		Account: req.Account,
 	}
 	if req.Timeout > 0 {
 		w.TimeoutMS = max(req.Timeout.Milliseconds(), 1)
@@ -209,7 +217,7 @@ func (r Request) fillRequest() (fill.Request, error) {
 	}
 	field, err := fill.NormalizeField(r.Field)
 	if err != nil {
-		return fill.Request{}, fmt.Errorf("unknown field: use %s or %s", fill.FieldPassword, fill.FieldOTP)
+		return fill.Request{}, fmt.Errorf("unknown field: use %s, %s or %s", fill.FieldPassword, fill.FieldOTP, fill.FieldPasskey)
 	}
 	then, err := fill.NormalizeThen(r.Then)
 	if err != nil {
@@ -228,5 +236,7 @@ func (r Request) fillRequest() (fill.Request, error) {
 		Frame:   r.Frame,
 		Browser: r.Browser,
 		Profile: r.Profile,
+		Enrol:   r.Enrol,
+		Account: r.Account,
 	}, nil
 }

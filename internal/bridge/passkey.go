@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/nativemsg"
 	"github.com/fillgate/fillgate/internal/passkey"
 	"github.com/fillgate/fillgate/internal/passkeycall"
@@ -105,21 +106,8 @@ func (b *Bridge) disarm(request string) {
 	}
 }
 
-// PasskeyResponse is what the page's call is answered with: a get()'s
-// assertion (Signature, UserHandle) or a create()'s attestation
-// (AttestationObject, PublicKey as SPKI).
-type PasskeyResponse struct {
-	ID                []byte
-	ClientDataJSON    []byte
-	AuthenticatorData []byte
-	Signature         []byte
-	UserHandle        []byte
-	AttestationObject []byte
-	PublicKey         []byte
-}
-
 // AnswerPasskey hands the page the response to its call under request.
-func (b *Bridge) AnswerPasskey(ctx context.Context, request string, r PasskeyResponse) error {
+func (b *Bridge) AnswerPasskey(ctx context.Context, request string, r fill.PasskeyResponse) error {
 	enc := func(v []byte) string { return base64.RawURLEncoding.EncodeToString(v) }
 	type response struct {
 		ID                string `json:"id"`
@@ -259,3 +247,5 @@ func ceremonyWord(c passkey.Ceremony) string {
 	}
 	return "get"
 }
+
+var _ fill.PasskeyBrowser = (*Bridge)(nil)

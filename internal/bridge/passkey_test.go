@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/internal/bridge"
+	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/nativemsg"
 	"github.com/fillgate/fillgate/internal/passkey"
 	"github.com/fillgate/fillgate/internal/passkeycall"
@@ -116,7 +117,7 @@ func TestArmPasskey(t *testing.T) {
 			return nil
 		}()}
 	}()
-	if err := b.AnswerPasskey(ctx, "r1", bridge.PasskeyResponse{ID: []byte{0xf1, 0x11}, ClientDataJSON: []byte("{}"), AuthenticatorData: []byte{1}, Signature: []byte{4, 5}}); err != nil {
+	if err := b.AnswerPasskey(ctx, "r1", fill.PasskeyResponse{ID: []byte{0xf1, 0x11}, ClientDataJSON: []byte("{}"), AuthenticatorData: []byte{1}, Signature: []byte{4, 5}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-done; r.err != nil {

@@ -35,9 +35,9 @@ func TestCheck(t *testing.T) {
 		malformed bool
 	}{
 		{"bare suffix", Request{Service: "com"}, "com is a public suffix", false},
-		{"bad field", Request{Service: "github.com", Field: "username"}, "unknown field: use password or one-time-code", true},
+		{"bad field", Request{Service: "github.com", Field: "username"}, "unknown field: use password, one-time-code or passkey", true},
 		{"bad then", Request{Service: "github.com", Then: "later"}, "unknown then: use submit or none", true},
-		{"bad field before a bad service", Request{Service: "com", Field: "username"}, "unknown field: use password or one-time-code", true},
+		{"bad field before a bad service", Request{Service: "com", Field: "username"}, "unknown field: use password, one-time-code or passkey", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Check(c.req, canonical)
@@ -67,7 +67,7 @@ func FuzzCheck(f *testing.F) {
 				t.Fatalf("passed as %+v", r)
 			}
 		case errors.Is(err, ErrMalformed):
-			if !slices.Contains([]string{"unknown field: use password or one-time-code", "unknown then: use submit or none"}, err.Error()) {
+			if !slices.Contains([]string{"unknown field: use password, one-time-code or passkey", "unknown then: use submit or none"}, err.Error()) {
 				t.Fatalf("a refusal the door does not write itself: %q", err)
 			}
 		case service != "com":

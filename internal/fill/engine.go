@@ -28,6 +28,7 @@ type Limits struct {
 	InspectBudget time.Duration // how long the browser may take to inspect
 	InsertBudget  time.Duration // how long the browser may take to insert
 	FetchBudget   time.Duration // how long a saved value's source may take (a store's program runs up to 30 s)
+	PasskeyWait   time.Duration // how long an armed tab waits for the page's WebAuthn call; 0: DefaultPasskeyWait
 	// FallbackHint tells the agent what to do instead after no_response.
 	FallbackHint string
 }
@@ -42,6 +43,7 @@ func DefaultLimits() Limits {
 		InspectBudget: 5 * time.Second,
 		InsertBudget:  10 * time.Second,
 		FetchBudget:   40 * time.Second,
+		PasskeyWait:   DefaultPasskeyWait,
 		FallbackHint: "do not ask again now: the human did not see or answer the prompt. " +
 			"Ask them in your own interface to type the secret into the page themselves, " +
 			"or to run the request again when they are at the browser",
@@ -71,6 +73,9 @@ type Engine struct {
 	// Notifier shows the notice of a fill with no prompt; nil: every fill
 	// is asked in the prompt.
 	Notifier Notifier
+	// Passkeys keeps and uses the agents' passkeys; nil: passkey requests
+	// are refused.
+	Passkeys Passkeys
 	Audit    Auditor      // optional
 	Log      *slog.Logger // optional; never given a value
 	// OnOutcome, if set, hears every result (the extension's popup history).
@@ -152,6 +157,9 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 	}
 	defer release()
 	sw.lap("checked")
+	if field == FieldPasskey {
+		return e.passkeyFill(ctx, checked, agent, progress, rn, r)
+	}
 
 	// Inspect (while the planner reads what is saved for the service).
 	if w, ok := e.Planner.(Warmer); ok {

@@ -227,6 +227,9 @@ type PromptInfo struct {
 	// over the DevTools Protocol (Inspection.Watched): both prompts warn
 	// that it can read what goes into the field.
 	Watched bool
+	// Enrol, with Field FieldPasskey: the person approves adding a passkey
+	// for the agents on the site (create()), not a sign-in with it.
+	Enrol bool
 	// Stays reports that a typed value will stay in the field,
 	// unsubmitted (then none), where the page and any tool reading it can
 	// see it; both prompts say so before the person answers. An approved

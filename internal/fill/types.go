@@ -54,8 +54,11 @@ const ExitUsage = 2
 const (
 	FieldPassword = "password"
 	FieldOTP      = "one-time-code"
-	FieldOther    = "other" // focused, but neither of the above
-	FieldNone     = "none"  // nothing focused
+	// FieldPasskey is no field: the agents' own passkey answers the
+	// page's navigator.credentials.get() (passkey.go).
+	FieldPasskey = "passkey"
+	FieldOther   = "other" // focused, but neither of the above
+	FieldNone    = "none"  // nothing focused
 )
 
 // NormalizeField maps the CLI spellings (password, otp, one-time-code) to a
@@ -66,8 +69,10 @@ func NormalizeField(s string) (string, error) {
 		return FieldPassword, nil
 	case "otp", "one-time-code", "code":
 		return FieldOTP, nil
+	case FieldPasskey:
+		return FieldPasskey, nil
 	}
-	return "", fmt.Errorf("unknown field %q: use password or otp", s)
+	return "", fmt.Errorf("unknown field %q: use password, otp or passkey", s)
 }
 
 // What happens after the insert (Request.Then).
@@ -116,6 +121,14 @@ type Request struct {
 	// login field. They only route the request.
 	Browser string `json:"browser,omitempty"`
 	Profile string `json:"profile,omitempty"`
+	// Enrol, with Field FieldPasskey, arms the tab for the site's
+	// navigator.credentials.create() instead of get(): `fillgate passkey
+	// add`. It is always asked of the person.
+	Enrol bool `json:"enrol,omitempty"`
+	// Account, with Enrol, is the account the new passkey is kept under
+	// ("" for the service's only one). The person names it; it never
+	// comes back in a result.
+	Account string `json:"account,omitempty"`
 }
 
 // Checked is a Request that passed Check, the door every request passes
@@ -148,7 +161,13 @@ func (malformed) Unwrap() error   { return ErrMalformed }
 func Check(req Request, canonical func(service string) (string, error)) (Checked, error) {
 	var err error
 	if req.Field, err = NormalizeField(req.Field); err != nil {
-		return Checked{}, malformed(fmt.Sprintf("unknown field: use %s or %s", FieldPassword, FieldOTP))
+		return Checked{}, malformed(fmt.Sprintf("unknown field: use %s, %s or %s", FieldPassword, FieldOTP, FieldPasskey))
+	}
+	if req.Enrol && req.Field != FieldPasskey {
+		return Checked{}, malformed("enrol is for a passkey only")
+	}
+	if req.Account != "" && (!req.Enrol || cleanAccount(req.Account) != req.Account) {
+		return Checked{}, malformed("an account is named only to enrol a passkey, as at most 256 bytes of printable text")
 	}
 	if req.Then, err = NormalizeThen(req.Then); err != nil {
 		return Checked{}, malformed(fmt.Sprintf("unknown then: use %s or %s", ThenSubmit, ThenNone))

@@ -59,8 +59,8 @@ func inputSchema() map[string]any {
 				"description": "the site the secret is for, e.g. github.com (optionally with :port); the page's host must be it or a subdomain of it",
 			},
 			"field": map[string]any{
-				"type": "string", "enum": []string{"password", "otp", "one-time-code"}, "default": "password",
-				"description": "the kind of field: password (default), or otp (one-time-code) for a one-time code",
+				"type": "string", "enum": []string{"password", "otp", "one-time-code", "passkey"}, "default": "password",
+				"description": "the kind of field: password (default), or otp (one-time-code) for a one-time code; or passkey: arm the tab for the page's one passkey sign-in, answered with the agents' own passkey (click the site's passkey button while the call waits; it needs the fillgate extension)",
 			},
 			"then": map[string]any{
 				"type": "string", "enum": []string{fill.ThenSubmit, fill.ThenNone}, "default": fill.ThenSubmit,
@@ -91,7 +91,7 @@ func outputSchema() map[string]any {
 			"status":    status,
 			"service":   str("the service asked for, normalised; empty when the service argument was unusable"),
 			"origin":    str("the origin of the focused frame the value was (or would have been) typed into"),
-			"field":     str("password or one-time-code"),
+			"field":     str("password, one-time-code or passkey"),
 			"via":       str("extension or cdp"),
 			"detail":    str("what happened, in words, and how to fix a failure"),
 			"fallback":  str("after no_response: what to do instead of asking again"),

@@ -20,6 +20,9 @@ type flow struct {
 // Answer{Cancelled: true}, except at the Remember question, where it
 // means "don't remember". On an error every value typed so far is zeroed.
 func (f *flow) run(ctx context.Context) (fill.Answer, error) {
+	if f.info.Field == fill.FieldPasskey {
+		return f.passkey(ctx)
+	}
 	if f.info.From != "" {
 		c, err := f.b.confirm(ctx, f.dialog(f.t.saved()))
 		switch {
@@ -33,6 +36,21 @@ func (f *flow) run(ctx context.Context) (fill.Answer, error) {
 		// Type instead.
 	}
 	return f.typed(ctx)
+}
+
+// passkey asks the person to approve one use (or the enrolment) of the
+// agents' passkey: Approve or Cancel, nothing to type.
+func (f *flow) passkey(ctx context.Context) (fill.Answer, error) {
+	c, err := f.b.confirm(ctx, f.dialog(f.t.passkey()))
+	switch {
+	case errors.Is(err, errCancelled):
+		return fill.Answer{Cancelled: true}, nil
+	case err != nil:
+		return fill.Answer{}, err
+	case c == choiceOK:
+		return fill.Answer{Approved: true}, nil
+	}
+	return fill.Answer{Cancelled: true}, nil
 }
 
 // approve asks what approving the saved value needs: the account, and

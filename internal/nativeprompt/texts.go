@@ -100,6 +100,31 @@ func (t texts) saved() dialog {
 	})
 }
 
+// passkey asks to approve a passkey for the agents: one sign-in with it,
+// or (info.Enrol) adding one on the site.
+func (t texts) passkey() dialog {
+	return fit(func(s int) dialog {
+		var b strings.Builder
+		t.head(&b, false)
+		b.WriteString("Asked by: " + t.agent(s) + "\n")
+		b.WriteString("Site: " + clean(t.info.Origin, maxOrigin/s) + "\n")
+		if t.info.Account != "" {
+			b.WriteString("Account: “" + clean(t.info.Account, maxAccount/s) + "”\n")
+		}
+		if !t.deadline.IsZero() {
+			b.WriteString("Open until: " + t.deadline.Format("15:04:05") + " (" + humanDuration(time.Until(t.deadline)) + ")\n")
+		}
+		if t.info.Enrol {
+			b.WriteString("\nAdd a passkey for your agents: once you approve, click the site's own \"add a passkey\" button in that tab. " +
+				"fillgate makes the key and keeps it in the OS keyring; the agent never sees it. The site lists it, and you can remove it there.")
+			return dialog{title: t.title(s, "add a passkey for your agents on ") + "?", text: b.String(), ok: "Approve", cancel: "Cancel"}
+		}
+		b.WriteString("\nSign in with a passkey for your agents: fillgate answers the page's passkey request once, " +
+			"with the key kept in the OS keyring; the agent never sees it.")
+		return dialog{title: t.title(s, "sign in with the agents' passkey on ") + "?", text: b.String(), ok: "Approve", cancel: "Cancel"}
+	})
+}
+
 // pickOne asks whether to use account i of n.
 func (t texts) pickOne(i int, account string, n int) dialog {
 	return fit(func(s int) dialog {

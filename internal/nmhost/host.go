@@ -30,6 +30,7 @@ import (
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/nativemsg"
 	"github.com/fillgate/fillgate/internal/nativeprompt"
+	"github.com/fillgate/fillgate/internal/passkeyring"
 	"github.com/fillgate/fillgate/internal/planner"
 	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/internal/prompt"
@@ -187,6 +188,7 @@ func (b *browser) engine(pol *policy.Policy) *fill.Engine {
 		Planner:    &planner.Planner{Policy: pol, Keyring: b.keyring, Environ: environ},
 		Leases:     b.state,
 		Notifier:   b.bridge,
+		Passkeys:   passkeyring.Port{Store: b.keyring},
 		Audit:      b.audit,
 		Log:        b.log,
 		OnOutcome:  b.bridge.Outcome,

@@ -93,10 +93,50 @@ func (p *Planner) Plan(ctx context.Context, q fill.PlanQuery) (fill.Plan, error)
 		return fill.Plan{}, errors.New("the policy does not allow this fill")
 	}
 	plan := fill.Plan{Approval: s.Approval, Lease: s.Lease}
+	if q.Field == fill.FieldPasskey {
+		return p.passkey(ctx, q, plan), nil
+	}
 	if s.Source != nil && s.Source.Store != policy.StoreKeyring {
 		return p.store(s.Source, q, plan)
 	}
 	return p.keyring(ctx, s, q, plan), nil
+}
+
+// passkey plans the use of the agents' passkey for the service: saved
+// when fillgate's index lists one (the service's one passkey, or the
+// accounts of several), never a value to type or remember. Plan.Source
+// is nil: the passkey is used where it is kept (fill.Passkeys).
+func (p *Planner) passkey(ctx context.Context, q fill.PlanQuery, plan fill.Plan) fill.Plan {
+	plan.Store = storeName(policy.StoreKeyring)
+	plan.Unsaved = "no passkey of the agents' is kept for " + q.Service + "; the person adds one with `fillgate passkey add --service " + q.Service + "`"
+	avail, items, err := p.listed(ctx, q)
+	switch {
+	case avail != nil:
+		plan.Unsaved = unavailable(avail)
+		return plan
+	case err != nil:
+		plan.Unsaved = "fillgate could not read its list of what is kept in the OS keyring; run `fillgate doctor`"
+		return plan
+	}
+	var accounts []string
+	stamps := map[string]string{}
+	for _, it := range items {
+		if it.Service == q.Service && it.Field == keychain.FieldPasskey {
+			accounts = append(accounts, it.Account)
+			stamps[it.Account] = it.Stamp
+		}
+	}
+	switch len(accounts) {
+	case 0:
+		return plan
+	case 1:
+		plan.Saved, plan.Account = true, accounts[0]
+	default:
+		plan.Saved, plan.Accounts = true, accounts
+	}
+	plan.Unsaved = ""
+	plan.Stamps = offered(plan, stamps)
+	return plan
 }
 
 // store plans a value from the person's own password store: it is always

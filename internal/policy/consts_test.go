@@ -12,6 +12,7 @@ func TestConstantsMatchFill(t *testing.T) {
 	for _, c := range [][2]string{
 		{fieldPassword, fill.FieldPassword},
 		{fieldOTP, fill.FieldOTP},
+		{fieldPasskey, fill.FieldPasskey},
 		{fieldOther, fill.FieldOther},
 		{fieldNone, fill.FieldNone},
 		{ViaExtension, fill.ViaExtension},

@@ -121,8 +121,8 @@ func (p *Policy) Evaluate(in Input) Decision {
 	}
 	svc := service.String()
 	service.exactHost = p.exactHost(svc)
-	if in.Field != fieldPassword && in.Field != fieldOTP {
-		return refuse(CheckField, "The requested field %s is not valid; ask for password or one-time-code.", quote(in.Field))
+	if in.Field != fieldPassword && in.Field != fieldOTP && in.Field != fieldPasskey {
+		return refuse(CheckField, "The requested field %s is not valid; ask for password, one-time-code or passkey.", quote(in.Field))
 	}
 	if in.Via != ViaExtension && in.Via != ViaCDP {
 		return refuse(CheckVia, "The path %s is not valid; it is extension or cdp.", quote(in.Via))
@@ -138,6 +138,9 @@ func (p *Policy) Evaluate(in Input) Decision {
 		return d
 	}
 	rules := p.rulesFor(focused)
+	if in.Field == fieldPasskey {
+		return evaluatePasskey(in, focused, svc, rules)
+	}
 	if d, ok := checkAncestors(in.Origins[1:], service, focused, rules); !ok {
 		return d
 	}
@@ -152,6 +155,19 @@ func (p *Policy) Evaluate(in Input) Decision {
 	}
 	return Decision{Allow: true, Detail: fmt.Sprintf("The focused %s field on %s belongs to %s.", fieldNoun(in.Field), focused, svc),
 		Settings: settingsFor(focused, in.Field, rules)}
+}
+
+// evaluatePasskey decides a passkey request: the origin (checked
+// already) is the top page of the tab, which alone is ever armed, and the
+// rules that hold allow it. No field or form is involved.
+func evaluatePasskey(in Input, top origin, svc string, rules []*Rule) Decision {
+	if len(in.Origins) != 1 {
+		return refuse(CheckFrame, "A passkey is used only in a tab's top page, and the browser reported frames; nothing was asked.")
+	}
+	if d, ok := checkRules(in, rules); !ok {
+		return d
+	}
+	return Decision{Allow: true, Detail: fmt.Sprintf("The page %s belongs to %s.", top, svc), Settings: settingsFor(top, in.Field, rules)}
 }
 
 // matchService refuses an origin whose host is not the service or a name
@@ -354,8 +370,11 @@ func (p *Policy) rulesFor(o origin) []*Rule {
 
 // fieldNoun names a field kind in a sentence.
 func fieldNoun(kind string) string {
-	if kind == fieldOTP {
+	switch kind {
+	case fieldOTP:
 		return "one-time code"
+	case fieldPasskey:
+		return "passkey"
 	}
 	return kind
 }

@@ -49,6 +49,7 @@ const (
 const (
 	fieldPassword = "password"
 	fieldOTP      = "one-time-code"
+	fieldPasskey  = "passkey" // the agents' passkey: no field, the tab's top page
 	fieldOther    = "other"
 	fieldNone     = "none"
 )
@@ -446,8 +447,10 @@ func normalizeField(s string) (string, error) {
 		return fieldPassword, nil
 	case fieldOTP, "otp":
 		return fieldOTP, nil
+	case fieldPasskey:
+		return fieldPasskey, nil
 	}
-	return "", fmt.Errorf("%s is not a field kind; use password or one-time-code", quote(s))
+	return "", fmt.Errorf("%s is not a field kind; use password, one-time-code or passkey", quote(s))
 }
 
 // normalizeAllowVia accepts a path a rule may allow.

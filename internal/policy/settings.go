@@ -67,8 +67,11 @@ func settingsFor(o origin, field string, covering []*Rule) Settings {
 			s.Remember = *r.Remember
 		}
 		src := r.Password
-		if field == fieldOTP {
+		switch field {
+		case fieldOTP:
 			src = r.OTP
+		case fieldPasskey:
+			src = nil // kept in the OS keyring, always
 		}
 		if s.Source == nil && src != nil {
 			c := *src
