@@ -80,6 +80,7 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 	ictx, cancel := context.WithTimeout(ctx, e.Limits.InspectBudget)
 	in, err := e.Browser.Inspect(ictx, Request{Service: req.Service, Field: FieldPassword, Tab: req.Tab})
 	cancel()
+	rn.sw.lap("inspected")
 	if err != nil {
 		status, own := ownStatus(err)
 		detail := fmt.Sprintf("cannot inspect the browser tab: %v", e.cause(ctx, err))
@@ -114,6 +115,7 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 	case len(plan.Accounts) > 0:
 		return r.with(StatusRefused, fmt.Sprintf("several passkeys of the agents' are kept for %s; fillgate uses one only when it is the service's one passkey (forget the others with `fillgate forget --service %s --field passkey --account ACCOUNT`)", req.Service, req.Service)), ""
 	}
+	rn.sw.lap("planned")
 	kept, err := e.Passkeys.Lookup(ctx, req.Service, plan.Account)
 	if err != nil {
 		return r.with(e.classify(ctx, StatusFailed), "the agents' passkey could not be read from the OS keyring: "+err.Error()), ""
@@ -125,6 +127,7 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 		nctx, cancel := context.WithTimeout(ctx, e.Limits.InspectBudget)
 		err := e.Notifier.Notify(nctx, e.passkeyNotice(q, how))
 		cancel()
+		rn.sw.lap("notified")
 		if err == nil {
 			got.how = how
 		} else {
@@ -146,6 +149,7 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 	if done {
 		return res, ""
 	}
+	rn.sw.lap("called")
 	v := passkeycall.Judge(arm, call, &kept)
 	if res, done := e.notOurs(ctx, pb, call, v, r); done {
 		return res, ""
@@ -160,9 +164,11 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 		e.verdict(ctx, pb.RefusePasskey, call.ID)
 		return r.with(e.classify(ctx, StatusFailed), "the agents' passkey could not sign: "+err.Error()+"; the page's call was refused"), ""
 	}
+	rn.sw.lap("signed")
 	if err := pb.AnswerPasskey(ctx, call.ID, resp); err != nil {
 		return r.with(e.classify(ctx, StatusFailed), fmt.Sprintf("cannot answer the page: %v", e.cause(ctx, err))), ""
 	}
+	rn.sw.lap("answered")
 	detail := fmt.Sprintf("answered the page's passkey sign-in on %s with the agents' passkey, %s; the page completes its own login", v.Origin, passkeyHow(got.how))
 	return r.with(StatusOK, detail+e.keep(ctx, q, plan, &got)), got.how
 }

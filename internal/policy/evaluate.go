@@ -134,7 +134,11 @@ func (p *Policy) Evaluate(in Input) Decision {
 	if err != nil {
 		return refuse(CheckOrigin, "The focused frame's origin %s is refused: %v. Open the %s login page itself and try again.", quote(in.Origins[0]), err, svc)
 	}
-	if d, ok := matchService(focused, service, CheckOrigin, "The focused field is on"); !ok {
+	what := "The focused field is on"
+	if in.Field == fieldPasskey {
+		what = "The tab shows"
+	}
+	if d, ok := matchService(focused, service, CheckOrigin, what); !ok {
 		return d
 	}
 	rules := p.rulesFor(focused)
