@@ -36,7 +36,7 @@ import (
 
 // set is one Chromium with fillgate, a relying party and the person.
 type set struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	root   *fgenv.Root
 	env    []string
@@ -48,7 +48,7 @@ type set struct {
 	runs   []*fgrun.Run
 }
 
-func start(t *testing.T) *set {
+func start(t testing.TB) *set {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	root := fgenv.New(t, "fgpk-")
@@ -96,13 +96,22 @@ func start(t *testing.T) *set {
 
 // policy writes the policy: the site's approval mode.
 func (s *set) policy(approval string) {
-	fgenv.WritePolicy(s.t, s.env, fmt.Sprintf("rate_limit = \"1000/1m\"\nno_response_cooldown = \"0s\"\n\n[service.%q]\napproval = %q\n", s.svc, approval))
+	s.policyText(fmt.Sprintf("rate_limit = \"1000/1m\"\nno_response_cooldown = \"0s\"\n\n[service.%q]\napproval = %q\n", s.svc, approval))
 }
 
+// policyText writes the policy file.
+func (s *set) policyText(text string) { fgenv.WritePolicy(s.t, s.env, text) }
+
 // cli runs fillgate as the person, to its end.
-func (s *set) cli(args ...string) (stdout, stderr []byte, code int) {
+func (s *set) cli(args ...string) (stdout, stderr []byte, code int) { return s.cliIn(nil, args...) }
+
+// cliIn is cli with stdin.
+func (s *set) cliIn(stdin []byte, args ...string) (stdout, stderr []byte, code int) {
 	cmd := exec.CommandContext(s.ctx, fillgateBin, args...)
 	cmd.Env = s.env
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	return fgrun.Command(s.t, cmd)
 }
 
