@@ -15,12 +15,21 @@
   if (!proto || !globalThis.PublicKeyCredential) return;
   const { get: origGet, create: origCreate } = proto;
   const WAIT = 30000; // the worker answers within 15 s
+  // The port goes to relay.js in a synchronous event at document start,
+  // before any script of the page runs: whichever of the two scripts
+  // runs second completes the hand-over (relay.js asks with
+  // "fillgate-relay"), and no page listener can exist yet to see it.
   const { port1: door, port2 } = new MessageChannel();
-  window.postMessage({ fillgate: "passkey-door" }, "*", [port2]);
+  const offer = () => window.dispatchEvent(new MessageEvent("fillgate-door", { ports: [port2] }));
+  window.addEventListener("fillgate-relay", offer, true);
+  offer();
   const waiting = new Map();
   let next = 0, ready = false; // ready: relay.js took the port
   door.onmessage = (e) => {
-    if (e.data?.ready === true) ready = true;
+    if (e.data?.ready === true) {
+      ready = true;
+      window.removeEventListener("fillgate-relay", offer, true);
+    }
     const done = waiting.get(e.data?.n);
     if (done) { waiting.delete(e.data.n); done(e.data); }
   };

@@ -248,7 +248,8 @@ func TestPasskeyDoor(t *testing.T) {
 		// object than navigator.credentials.
 		tb.eval(`(() => {
 			const { port1, port2 } = new MessageChannel();
-			window.postMessage({ fillgate: "passkey-door" }, "*", [port2]);
+			window.dispatchEvent(new MessageEvent("fillgate-door", { ports: [port2] }));
+			window.dispatchEvent(new Event("fillgate-relay"));
 			port1.postMessage({ n: 1, call: { ceremony: "get", challenge: "AAAA" } });
 			const ac = new AbortController();
 			navigator.credentials.get({ mediation: "conditional", signal: ac.signal, publicKey: { challenge: new Uint8Array(16) } }).catch(() => {});
