@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/internal/keychain"
@@ -76,15 +75,7 @@ func TestPasskeyDoor(t *testing.T) {
 	w.stopHostRetries(ctx)
 	w.call(nil, `function () { globalThis.posted = []; post = (m) => { posted.push(m); }; }`)
 	tb := openTab(t, bctx, site.URL)
-	if _, err := chromedp.Call(tb.ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(tb.ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{Options: &webauthn.VirtualAuthenticatorOptions{
-		Protocol: webauthn.AuthenticatorProtocolCtap2, Transport: webauthn.AuthenticatorTransportInternal,
-		HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	rp.AddPersonsAuthenticator(t, tb.ctx)
 
 	// soon bounds a wait for something that comes within moments.
 	soon := func() context.Context {
@@ -134,6 +125,17 @@ func TestPasskeyDoor(t *testing.T) {
 			t.Fatalf("passkey_arm = %+v", r)
 		}
 	}
+	// hostAnswers sends the host's response to the call under request
+	// and returns what the page then says.
+	hostAnswers := func(t *testing.T, request string, response map[string]any) string {
+		t.Helper()
+		if r := w.answer(map[string]any{"id": 2, "type": "passkey_answer", "request": request, "response": response}); r.Type != "ok" {
+			t.Fatalf("passkey_answer = %+v", r)
+		}
+		var got string
+		_ = poll.Until(soon(), 50*time.Millisecond, func() (bool, error) { got = status(); return got != "", nil })
+		return got
+	}
 	o, _ := passkey.ParseOrigin(site.URL)
 	rpID, _ := passkey.CheckRPID(o, "")
 	store := keyStore{}
@@ -163,15 +165,10 @@ func TestPasskeyDoor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := w.answer(map[string]any{"id": 2, "type": "passkey_answer", "request": "r-create", "response": map[string]any{
+		got := hostAnswers(t, "r-create", map[string]any{
 			"id": b64u.EncodeToString(en.ID), "client_data_json": b64u.EncodeToString(en.ClientDataJSON),
 			"authenticator_data": b64u.EncodeToString(en.AuthData), "attestation_object": b64u.EncodeToString(en.AttestationObject),
-			"public_key": b64u.EncodeToString(en.PublicKeySPKI)}})
-		if r.Type != "ok" {
-			t.Fatalf("passkey_answer = %+v", r)
-		}
-		var got string
-		_ = poll.Until(soon(), 50*time.Millisecond, func() (bool, error) { got = status(); return got != "", nil })
+			"public_key": b64u.EncodeToString(en.PublicKeySPKI)})
 		if got != "passkey added" {
 			t.Fatalf("the page says %q", got)
 		}
@@ -195,15 +192,10 @@ func TestPasskeyDoor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := w.answer(map[string]any{"id": 3, "type": "passkey_answer", "request": c.Request, "response": map[string]any{
+			got := hostAnswers(t, c.Request, map[string]any{
 				"id": b64u.EncodeToString(sg.ID), "client_data_json": b64u.EncodeToString(sg.ClientDataJSON),
 				"authenticator_data": b64u.EncodeToString(sg.AuthData), "signature": b64u.EncodeToString(sg.Signature),
-				"user_handle": b64u.EncodeToString(sg.UserHandle)}})
-			if r.Type != "ok" {
-				t.Fatalf("passkey_answer = %+v", r)
-			}
-			var got string
-			_ = poll.Until(soon(), 50*time.Millisecond, func() (bool, error) { got = status(); return got != "", nil })
+				"user_handle": b64u.EncodeToString(sg.UserHandle)})
 			if got != "welcome ada" || site.SignCount(ours) != want {
 				t.Fatalf("the page says %q, the site counts %d; want welcome ada, %d", got, site.SignCount(ours), want)
 			}

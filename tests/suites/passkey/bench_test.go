@@ -35,14 +35,7 @@ const loginPage = `<!doctype html><meta charset=utf-8><title>login</title>
 //	go test -run '^$' -bench NoHuman -benchtime 20x ./tests/suites/passkey
 func BenchmarkNoHuman(b *testing.B) {
 	s := start(b)
-	// The passkey, added once (asked of the person, as always).
-	add := s.run("passkey", "add", "--service", s.svc, "--account", "ada", "--json")
-	s.approve(add)
-	s.armed(add)
-	if got := s.click("add"); got != "passkey added" {
-		b.Fatalf("add: the page says %q", got)
-	}
-	s.result(add, fill.StatusOK, "added")
+	s.enrol() // once, asked of the person, as always
 
 	// The password site on 127.0.0.1, its password kept in the keyring.
 	var mu sync.Mutex

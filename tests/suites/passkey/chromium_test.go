@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/internal/fill"
@@ -82,15 +81,7 @@ func start(t testing.TB) *set {
 	s.tab = browser.NewTab(t, bctx, s.site.URL)
 	// The person's own passkeys: a platform authenticator, which the
 	// test adds over its own CDP session (never fillgate).
-	if _, err := chromedp.Call(s.tab, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(s.tab, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{Options: &webauthn.VirtualAuthenticatorOptions{
-		Protocol: webauthn.AuthenticatorProtocolCtap2, Transport: webauthn.AuthenticatorTransportInternal,
-		HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	rp.AddPersonsAuthenticator(t, s.tab)
 	return s
 }
 
@@ -171,6 +162,19 @@ func (s *set) click(button string) string {
 	return got
 }
 
+// enrol adds the agents' passkey for ada, as the person does: `fillgate
+// passkey add`, approved in the dialog, then the site's own button.
+func (s *set) enrol() {
+	s.t.Helper()
+	add := s.run("passkey", "add", "--service", s.svc, "--account", "ada", "--json")
+	s.approve(add)
+	s.armed(add)
+	if got := s.click("add"); got != "passkey added" {
+		s.t.Fatalf("add: the page says %q", got)
+	}
+	s.result(add, fill.StatusOK, "added a passkey for your agents")
+}
+
 // result waits for r's result.
 func (s *set) result(r *fgrun.Run, want fill.Status, detail string) fill.Result {
 	s.t.Helper()
@@ -197,14 +201,7 @@ func (s *set) result(r *fgrun.Run, want fill.Status, detail string) fill.Result 
 // keyring item.
 func TestChromiumPasskeys(t *testing.T) {
 	s := start(t)
-
-	add := s.run("passkey", "add", "--service", s.svc, "--account", "ada", "--json")
-	s.approve(add)
-	s.armed(add)
-	if got := s.click("add"); got != "passkey added" {
-		t.Fatalf("add: the page says %q", got)
-	}
-	s.result(add, fill.StatusOK, "added a passkey for your agents")
+	s.enrol()
 	regs := s.site.Registrations()
 	if len(regs) != 1 || regs[0].AttestationFormat != "none" || !regs[0].UserVerified || regs[0].User != "ada" {
 		t.Fatalf("the site registered %+v", regs)
