@@ -258,6 +258,33 @@ func TestChromiumPasskeys(t *testing.T) {
 		}
 	})
 
+	// `fillgate saved` lists it; the lease covers it, with a notice.
+	out, _, code := s.cli("saved", "--json")
+	var saved struct {
+		Items []keychain.Item `json:"items"`
+	}
+	if code != 0 || json.Unmarshal(out, &saved) != nil || len(saved.Items) != 1 ||
+		saved.Items[0] != (keychain.Item{Service: s.svc, Field: keychain.FieldPasskey, Account: "ada"}) {
+		t.Fatalf("fillgate saved --json printed %s (exit %d)", out, code)
+	}
+
+	s.leakScan(t)
+
+	t.Run("forget", func(t *testing.T) {
+		out, _, code := s.cli("forget", "--service", s.svc, "--field", "passkey")
+		if code != 0 || !strings.Contains(string(out), "removed the agents' passkey for "+s.svc+" as ada") || !strings.Contains(string(out), "the site still lists") {
+			t.Fatalf("fillgate forget printed %s (exit %d)", out, code)
+		}
+		s.policy("lease") // the lease granted above signs nothing once the passkey is gone
+		r := s.run("fill", "--service", s.svc, "--field", "passkey", "--json")
+		s.result(r, fill.StatusFailed, "no passkey of the agents' is kept for "+s.svc)
+	})
+}
+
+// leakScan looks for the passkey's private key, in every form leakscan
+// knows, in every output, file, log and keyring item but its own.
+func (s *set) leakScan(t *testing.T) {
+	t.Helper()
 	// Leak scan: the private key, in every form leakscan knows, is in no
 	// result, output, log, audit line or file, and in no keyring item but
 	// its own.
@@ -267,6 +294,7 @@ func TestChromiumPasskeys(t *testing.T) {
 	}
 	kr := keychain.OS()
 	raw, err := kr.Get(s.ctx, it)
+	defer clear(raw)
 	if err != nil {
 		t.Fatalf("the passkey is not in the keyring: %v", err)
 	}
@@ -305,6 +333,5 @@ func TestChromiumPasskeys(t *testing.T) {
 			leakscan.Bytes(t, key, "the keyring's index", v)
 		}
 	}
-	clear(raw)
 	clear(kept.Key)
 }
