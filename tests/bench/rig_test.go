@@ -286,10 +286,7 @@ func (r *rig) answerNative(a *run, text string) (shown, enter time.Time) {
 			r.t.Fatal("the native dialog never showed")
 		}
 	}
-	w, err := r.person.WaitClass(ctx, "^[Pp]inentry")
-	if err == nil {
-		err = r.person.WaitFocus(ctx, w)
-	}
+	_, err := r.person.WaitDialog(ctx)
 	if err == nil {
 		err = r.person.Type(ctx, []byte(text))
 	}

@@ -204,6 +204,17 @@ func (p *Person) WaitClass(ctx context.Context, pattern string) (Window, error) 
 	return p.wait(ctx, "--class", pattern)
 }
 
+// WaitDialog waits until a pinentry dialog (fillgate's native dialog) is
+// on the display and has the keyboard focus, so that what the person
+// types next goes to it, and returns it.
+func (p *Person) WaitDialog(ctx context.Context) (Window, error) {
+	w, err := p.WaitClass(ctx, "^[Pp]inentry")
+	if err == nil {
+		err = p.WaitFocus(ctx, w)
+	}
+	return w, err
+}
+
 // Visible reports whether a visible window whose class matches pattern
 // is on the display now, without waiting (false also when ctx ended).
 func (p *Person) Visible(ctx context.Context, pattern string) bool {

@@ -1,7 +1,8 @@
 package cdpe2e
 
 import (
-	"slices"
+	"github.com/fillgate/fillgate/tests/kit/median"
+
 	"testing"
 	"time"
 
@@ -56,19 +57,10 @@ func BenchmarkCDPFill(b *testing.B) {
 	if !fieldIs(b, tb.ctx, "pw", secret) {
 		b.Fatalf("value differed")
 	}
-	mf, mb := median(fills), median(bare)
+	mf, mb := median.Of(fills), median.Of(bare)
 	b.ReportMetric(float64(mf.Microseconds())/1000, "fill-median-ms")
 	b.ReportMetric(float64(mb.Microseconds())/1000, "inserttext-median-ms")
 	if mb > 0 {
 		b.ReportMetric(float64(mf)/float64(mb), "ratio")
 	}
-}
-
-func median(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

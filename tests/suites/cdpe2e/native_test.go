@@ -38,10 +38,7 @@ func TestCLINativeDialog(t *testing.T) {
 			case <-ctx.Done():
 			}
 		}()
-		w, err := person.WaitClass(ctx, "^[Pp]inentry")
-		if err == nil {
-			err = person.WaitFocus(ctx, w)
-		}
+		w, err := person.WaitDialog(ctx)
 		if err != nil {
 			t.Fatalf("no native dialog: %v", err)
 		}

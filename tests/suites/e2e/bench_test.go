@@ -3,10 +3,11 @@
 package e2e
 
 import (
+	"github.com/fillgate/fillgate/tests/kit/median"
+
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
@@ -62,17 +63,10 @@ func roundTrip(b *testing.B, br testBrowser) {
 	if !tb.holds(pwHolds, secret) {
 		b.Errorf("value differed")
 	}
-	b.ReportMetric(median(total), "ms-median-roundtrip")
-	b.ReportMetric(median(toPrompt), "ms-median-to-prompt")
-	b.ReportMetric(median(toResult), "ms-median-submit-to-result")
+	b.ReportMetric(median.Ms(total), "ms-median-roundtrip")
+	b.ReportMetric(median.Ms(toPrompt), "ms-median-to-prompt")
+	b.ReportMetric(median.Ms(toResult), "ms-median-submit-to-result")
 	finish(b, br)
-}
-
-// median is the median of ds in milliseconds.
-func median(ds []time.Duration) float64 {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return float64(s[len(s)/2].Microseconds()) / 1000
 }
 
 // BenchmarkApprovalNone measures a fill with no human (approval = "none",
@@ -119,8 +113,8 @@ func BenchmarkApprovalNone(b *testing.B) {
 	if !tb.holds(pwHolds, secret) {
 		b.Errorf("value differed")
 	}
-	b.ReportMetric(median(fills), "ms-median-none-fill")
-	b.ReportMetric(median(bare), "ms-median-bare-insertText")
-	b.ReportMetric(median(fills)/median(bare), "ratio")
+	b.ReportMetric(median.Ms(fills), "ms-median-none-fill")
+	b.ReportMetric(median.Ms(bare), "ms-median-bare-insertText")
+	b.ReportMetric(median.Ms(fills)/median.Ms(bare), "ratio")
 	finish(b, ch)
 }

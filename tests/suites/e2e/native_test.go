@@ -45,10 +45,7 @@ func (nc *nativeChromium) dialog(t *testing.T, a *agent) desktop.Window {
 	t.Helper()
 	ctx, cancel := a.Awaiting(nc.ctx, 30*time.Second)
 	defer cancel()
-	w, err := nc.person.WaitClass(ctx, "^[Pp]inentry")
-	if err == nil {
-		err = nc.person.WaitFocus(ctx, w)
-	}
+	w, err := nc.person.WaitDialog(ctx)
 	if err != nil {
 		t.Fatalf("no native dialog: %v; fillgate fill printed %s", err, a.Stdout())
 	}

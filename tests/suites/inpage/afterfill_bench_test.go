@@ -1,7 +1,8 @@
 package inpage
 
 import (
-	"slices"
+	"github.com/fillgate/fillgate/tests/kit/median"
+
 	"testing"
 	"time"
 
@@ -43,15 +44,10 @@ func BenchmarkAfterFill(b *testing.B) {
 				own = append(own, s.timeFill(b, c.path, "none", secret, c.own)-insertOnly[len(insertOnly)-1])
 				submit = append(submit, s.timeFill(b, c.path, "submit", secret, ""))
 			}
-			med := func(d []time.Duration) float64 {
-				d = slices.Clone(d)
-				slices.Sort(d)
-				return float64(d[len(d)/2].Microseconds()) / 1000
-			}
-			b.ReportMetric(med(insertOnly), "ms-insert")
-			b.ReportMetric(med(submit), "ms-insert+submit")
-			b.ReportMetric(med(own), "ms-page-own-submit")
-			b.ReportMetric(med(submit)-med(insertOnly)-med(own), "ms-extra")
+			b.ReportMetric(median.Ms(insertOnly), "ms-insert")
+			b.ReportMetric(median.Ms(submit), "ms-insert+submit")
+			b.ReportMetric(median.Ms(own), "ms-page-own-submit")
+			b.ReportMetric(median.Ms(submit)-median.Ms(insertOnly)-median.Ms(own), "ms-extra")
 		})
 	}
 }

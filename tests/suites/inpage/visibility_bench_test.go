@@ -1,7 +1,8 @@
 package inpage
 
 import (
-	"slices"
+	"github.com/fillgate/fillgate/tests/kit/median"
+
 	"testing"
 	"time"
 )
@@ -10,12 +11,6 @@ import (
 // refusal decided by styles, one decided by the observer and the scan,
 // and two ordinary pages the scan has to clear.
 var benchPages = []string{"/password", "/trick/mask-image", "/trick/overlay-no-pointer-events", "/ok/floating-label", "/ok/bootstrap-floating-labels"}
-
-// median reports the median of took as ms-median/op.
-func median(b *testing.B, took []time.Duration) {
-	slices.Sort(took)
-	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median/op")
-}
 
 // timeRequests times, over the native port, one request of type typ per
 // iteration and its reply of type want, and reports the median.
@@ -27,7 +22,7 @@ func timeRequests(b *testing.B, h *hostConn, typ, want string) {
 		h.expect(map[string]any{"id": i, "type": want})
 		took = append(took, time.Since(start))
 	}
-	median(b, took)
+	b.ReportMetric(median.Ms(took), "ms-median/op")
 }
 
 // BenchmarkExtensionInspect measures the extension path's inspect (every
@@ -60,7 +55,7 @@ func BenchmarkCDPProbe(b *testing.B) {
 				tb.probe(top, "tok")
 				took = append(took, time.Since(start))
 			}
-			median(b, took)
+			b.ReportMetric(median.Ms(took), "ms-median/op")
 		})
 	}
 }

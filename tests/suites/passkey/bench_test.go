@@ -3,11 +3,12 @@
 package passkey
 
 import (
+	"github.com/fillgate/fillgate/tests/kit/median"
+
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -109,12 +110,7 @@ func BenchmarkNoHuman(b *testing.B) {
 			b.Fatalf("password fill: %+v, %v", res, err)
 		}
 	}
-	median := func(d []time.Duration) float64 {
-		d = slices.Clone(d)
-		slices.Sort(d)
-		return float64(d[len(d)/2].Microseconds()) / 1000
-	}
-	b.ReportMetric(median(pk), "ms-passkey-request→login")
-	b.ReportMetric(median(pw), "ms-password-request→submit")
+	b.ReportMetric(median.Ms(pk), "ms-passkey-request→login")
+	b.ReportMetric(median.Ms(pw), "ms-password-request→submit")
 	b.ReportMetric(0, "ns/op")
 }

@@ -121,11 +121,7 @@ func (s *set) approve(r *fgrun.Run) {
 	s.t.Helper()
 	ctx, cancel := r.Awaiting(s.ctx, 30*time.Second)
 	defer cancel()
-	w, err := s.person.WaitClass(ctx, "^[Pp]inentry")
-	if err == nil {
-		err = s.person.WaitFocus(ctx, w)
-	}
-	if err != nil {
+	if _, err := s.person.WaitDialog(ctx); err != nil {
 		s.t.Fatalf("no native dialog: %v; fillgate printed %s%s", err, r.Stdout(), r.Stderr())
 	}
 	if err := s.person.Key(s.ctx, "Tab", "Return"); err != nil {
