@@ -293,8 +293,12 @@ func (r *rig) answerNative(a *run, text string) (shown, enter time.Time) {
 	if err != nil {
 		r.t.Fatalf("type into the native dialog: %v", err)
 	}
+	// Enter is what ends the run, so it is pressed under the rig's
+	// context, not ctx: ctx ends with the run, which can happen before
+	// xdotool, whose key already went, has exited (then killed, its run
+	// said "context canceled").
 	enter = time.Now()
-	if err := r.person.Key(ctx, "Return"); err != nil {
+	if err := r.person.Key(r.ctx, "Return"); err != nil {
 		r.t.Fatalf("press Enter in the native dialog: %v", err)
 	}
 	return shown, enter
