@@ -156,29 +156,45 @@ func (e *Engine) unprompted(q PlanQuery, plan Plan) (how, account string, ok boo
 		}
 		return HowNone, plan.Account, true
 	case ApprovalLease:
-		key := q.Agent.ProcessKey()
-		if e.Leases == nil || key == "" {
-			return "", "", false
-		}
-		l, found := e.Leases.Leased(key, q.Service, q.Field, q.In.Account, q.In.Origin(), e.now())
+		item, ok := e.liveLease(q, plan)
 		switch {
-		case !found:
-		case l.Stamp != plan.Stamp(l.Item):
-			// The value the person approved was forgotten or replaced
-			// since: the lease no longer covers, and ends.
-			if err := e.Leases.End(l.ID); err != nil {
-				e.log().Warn("end a lease whose value is gone", "err", err)
-			}
-		case q.In.Watched && !l.Watched:
-			// A program is attached to the tab now, and was not (or the
-			// person was not told) when they approved: they decide again.
-		case len(plan.Accounts) > 0 && slices.Contains(plan.Accounts, l.Item):
-			return HowLease, l.Item, true
-		case len(plan.Accounts) == 0 && l.Item == plan.Account:
+		case !ok:
+		case len(plan.Accounts) > 0 && slices.Contains(plan.Accounts, item):
+			return HowLease, item, true
+		case len(plan.Accounts) == 0 && item == plan.Account:
 			return HowLease, plan.Account, true
 		}
 	}
 	return "", "", false
+}
+
+// liveLease returns the item (account) of this agent process's lease on
+// the service, field, account and origin, when there is one and it still
+// covers: what the person approved is still the value kept (a lease whose
+// value, or passkey, was forgotten or replaced since ends here), and no
+// program was attached to the tab unbeknown to them.
+func (e *Engine) liveLease(q PlanQuery, plan Plan) (item string, ok bool) {
+	key := q.Agent.ProcessKey()
+	if e.Leases == nil || key == "" {
+		return "", false
+	}
+	l, found := e.Leases.Leased(key, q.Service, q.Field, q.In.Account, q.In.Origin(), e.now())
+	switch {
+	case !found:
+		return "", false
+	case l.Stamp != plan.Stamp(l.Item):
+		// The value the person approved was forgotten or replaced
+		// since: the lease no longer covers, and ends.
+		if err := e.Leases.End(l.ID); err != nil {
+			e.log().Warn("end a lease whose value is gone", "err", err)
+		}
+		return "", false
+	case q.In.Watched && !l.Watched:
+		// A program is attached to the tab now, and was not (or the
+		// person was not told) when they approved: they decide again.
+		return "", false
+	}
+	return l.Item, true
 }
 
 // unasked runs a fill with no prompt: it shows the notice and fetches the

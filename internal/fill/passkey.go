@@ -308,19 +308,7 @@ func (e *Engine) unpromptedPasskey(q PlanQuery, plan Plan) (string, bool) {
 	case ApprovalNone:
 		return HowNone, true
 	case ApprovalLease:
-		key := q.Agent.ProcessKey()
-		if e.Leases == nil || key == "" {
-			return "", false
-		}
-		l, found := e.Leases.Leased(key, q.Service, q.Field, q.In.Account, q.In.Origin(), e.now())
-		switch {
-		case !found:
-		case l.Stamp != plan.Stamp(l.Item):
-			if err := e.Leases.End(l.ID); err != nil {
-				e.log().Warn("end a lease whose passkey is gone", "err", err)
-			}
-		case q.In.Watched && !l.Watched:
-		case l.Item == plan.Account:
+		if item, ok := e.liveLease(q, plan); ok && item == plan.Account {
 			return HowLease, true
 		}
 	}
