@@ -66,12 +66,17 @@ func (c *fillCmd) Run(a *app) error {
 	req := fill.Request{Service: c.Service, Field: field, Then: then, Timeout: c.Timeout, Frame: c.Frame, Browser: c.Browser, Profile: c.Profile}
 	var cdpTab string
 	req.Tab, cdpTab = splitTab(c.Tab)
+	return a.fill(req, request.Options{Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Socket: c.Socket}, c.JSON)
+}
+
+// fill runs one request with progress on stderr, prints its result and
+// ends with the status's exit code.
+func (a *app) fill(req fill.Request, o request.Options, asJSON bool) error {
 	live := newLiveLine(a.stderr)
-	res := request.Fill(a.ctx, req, request.Options{
-		Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Socket: c.Socket, Env: a.env, OnProgress: live.progress,
-	})
+	o.Env, o.OnProgress = a.env, live.progress
+	res := request.Fill(a.ctx, req, o)
 	live.stop()
-	if err := printResult(a.stdout, res, c.JSON); err != nil {
+	if err := printResult(a.stdout, res, asJSON); err != nil {
 		return err
 	}
 	if code := res.Status.ExitCode(); code != 0 {

@@ -37,14 +37,5 @@ func (c *passkeyAddCmd) Run(a *app) error {
 		return usageError{fmt.Errorf("--timeout must not be negative")}
 	}
 	req := fill.Request{Service: c.Service, Field: fill.FieldPasskey, Enrol: true, Account: c.Account, Timeout: c.Timeout, Tab: c.Tab}
-	live := newLiveLine(a.stderr)
-	res := request.Fill(a.ctx, req, request.Options{Via: "extension", Client: "fillgate passkey add", Socket: c.Socket, Env: a.env, OnProgress: live.progress})
-	live.stop()
-	if err := printResult(a.stdout, res, c.JSON); err != nil {
-		return err
-	}
-	if code := res.Status.ExitCode(); code != 0 {
-		return exitCode(code)
-	}
-	return nil
+	return a.fill(req, request.Options{Via: "extension", Client: "fillgate passkey add", Socket: c.Socket}, c.JSON)
 }
