@@ -17,7 +17,8 @@ import (
 
 type fillCmd struct {
 	Service string        `required:"" help:"The site the secret is for, e.g. github.com, or with a port, nas.lan:8443. The page's host must be it or a subdomain of it, on that port (none named: the default port)."`
-	Field   string        `default:"password" enum:"password,otp,one-time-code,passkey" help:"The kind of field: password or otp (one-time code); or passkey: arm the tab for the page's one passkey sign-in (navigator.credentials.get()), answered with the agents' own passkey, then click the site's passkey button while this waits."`
+	Field   string        `default:"password" enum:"password,otp,one-time-code,passkey" help:"The kind of field: password or otp (one-time code); or passkey: arm the tab for the page's one passkey sign-in (navigator.credentials.get()), answered with the agents' own passkey, then click the site's passkey button while this waits (or, with --no-wait, once it returns)."`
+	NoWait  bool          `name:"no-wait" help:"With --field passkey: return (status armed, exit 0) as soon as the tab is armed, instead of waiting for the page's call; then click the site's passkey button within the time it names. For agents that cannot click while a command runs."`
 	Then    string        `default:"submit" enum:"submit,none" help:"After the insert: submit (submit the form as a person would and leave nothing in the page) or none (leave a value the person types in the field, unsubmitted: the page and any tool reading it can see it; a saved value is always submitted)."`
 	JSON    bool          `name:"json" help:"Print the result as one JSON object."`
 	Timeout time.Duration `help:"Give the human at most this long (e.g. 30s). It can shorten the policy's budget (90s by default), never lengthen it."`
@@ -39,7 +40,10 @@ when it returns (--then none leaves a value the human typed in the field,
 unsubmitted). You get a status, never the value.
 
 Exit codes (stable; branch on them):
-  0  ok           the value was inserted (and the form submitted, unless --then none)
+  0  ok           the value was inserted (and the form submitted, unless --then none);
+                  with --field passkey: the page's passkey call was answered
+  0  armed        with --no-wait only: the tab waits for the page's passkey call;
+                  click the site's passkey button now
   2  usage        the command line is wrong
   3  refused      a check or the policy said no; nothing was asked or typed
   4  cancelled    the human cancelled (or closed the prompt)
@@ -63,7 +67,10 @@ func (c *fillCmd) Run(a *app) error {
 	if err != nil {
 		return usageError{err}
 	}
-	req := fill.Request{Service: c.Service, Field: field, Then: then, Timeout: c.Timeout, Frame: c.Frame, Browser: c.Browser, Profile: c.Profile}
+	if c.NoWait && field != fill.FieldPasskey {
+		return usageError{fmt.Errorf("--no-wait is for --field passkey only")}
+	}
+	req := fill.Request{Service: c.Service, Field: field, Then: then, Timeout: c.Timeout, Frame: c.Frame, Browser: c.Browser, Profile: c.Profile, NoWait: c.NoWait}
 	var cdpTab string
 	req.Tab, cdpTab = splitTab(c.Tab)
 	return a.fill(req, request.Options{Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Socket: c.Socket}, c.JSON)

@@ -60,9 +60,14 @@ func (c *Conn) Fill() fill.Request { return c.fill }
 // PeerPID is the pid of the process on the other end of the socket.
 func (c *Conn) PeerPID() int { return c.peerPID }
 
-// Progress sends one progress message of a fill; after the answer it sends
-// nothing.
+// Progress sends one progress message of a fill, or, when p carries the
+// fill's early answer (p.Result), that answer as its result; after the
+// answer it sends nothing.
 func (c *Conn) Progress(p fill.Progress) {
+	if p.Result != nil {
+		c.Result(*p.Result)
+		return
+	}
 	c.send(Message{Type: TypeProgress, Phase: p.Phase, Deadline: p.Deadline, Where: p.Where}, false)
 }
 

@@ -279,6 +279,39 @@ func TestProgressAfterResultIsDropped(t *testing.T) {
 	}
 }
 
+// An early answer (a passkey arm that does not wait) is the client's
+// result: the client returns with it and hangs up, and the fill goes on
+// with its context ended by the hang-up (cause fill.ErrAgentGone), its
+// own result dropped.
+func TestEarlyAnswer(t *testing.T) {
+	dir := sockDir(t)
+	cause := make(chan error, 1)
+	h := &fakeHandler{fillFn: func(ctx context.Context, req fill.Request, peerPID int, progress func(fill.Progress)) fill.Result {
+		if !req.NoWait {
+			return fill.Result{Status: fill.StatusFailed, Detail: "no_wait did not cross the wire"}
+		}
+		progress(fill.Progress{Phase: fill.PhaseInserting})
+		early := fill.Result{Status: fill.StatusArmed, Service: req.Service}
+		progress(fill.Progress{Phase: fill.PhaseArmed, Result: &early})
+		progress(fill.Progress{Phase: fill.PhaseInserting}) // dropped
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return fill.Result{Status: fill.StatusOK, Service: req.Service}
+	}}
+	startHost(t, dir, os.Getpid(), h)
+	var phases []string
+	res, err := Fill(testCtx(t), dir, fill.Request{Service: "a.test", Field: fill.FieldPasskey, NoWait: true}, "test", func(p fill.Progress) { phases = append(phases, p.Phase) })
+	if err != nil || res.Status != fill.StatusArmed {
+		t.Fatalf("Fill = %+v, %v; want the early answer", res, err)
+	}
+	if len(phases) != 1 || phases[0] != fill.PhaseInserting {
+		t.Errorf("progress %v; want one inserting before the answer", phases)
+	}
+	if c := <-cause; !errors.Is(c, fill.ErrAgentGone) {
+		t.Errorf("the fill's context ended with %v; want the agent's hang-up", c)
+	}
+}
+
 // blockingFill waits for its context to end, reporting that it started and
 // how it ended.
 func blockingFill(started chan<- struct{}, ended chan<- error) func(context.Context, fill.Request, int, func(fill.Progress)) fill.Result {

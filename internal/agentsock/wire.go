@@ -84,6 +84,9 @@ type Request struct {
 	// Account, with enrol, names the account the new passkey is kept
 	// under.
 	Account string `json:"account,omitempty"`
+	// NoWait, with field passkey, asks for the answer "armed" as soon as
+	// the tab is armed, instead of waiting for the page's call.
+	NoWait bool `json:"no_wait,omitempty"`
 	// All asks a status request for every host, not just the one asked.
 	All bool `json:"all,omitempty"`
 	// Debug asks a status request for the answering host's own
@@ -202,6 +205,7 @@ func newFillRequest(req fill.Request, client string) Request {
 		Profile: req.Profile,
 		Enrol:   req.Enrol,
 		Account: req.Account,
+		NoWait:  req.NoWait,
 	}
 	if req.Timeout > 0 {
 		w.TimeoutMS = max(req.Timeout.Milliseconds(), 1)
@@ -238,5 +242,6 @@ func (r Request) fillRequest() (fill.Request, error) {
 		Profile: r.Profile,
 		Enrol:   r.Enrol,
 		Account: r.Account,
+		NoWait:  r.NoWait,
 	}, nil
 }

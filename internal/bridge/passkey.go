@@ -34,10 +34,11 @@ var ErrPasskeyAborted = errors.New("the tab's passkey arm ended before the page 
 const disarmBudget = 2 * time.Second
 
 // ArmPasskey arms a.Tab's top frame for one call of a.Ceremony on
-// a.Origin until a.Deadline, and returns the page's call as the
-// extension saw it. The call's Tab, Frame and Origin are what the browser
-// said of its sender. When ctx ends first, the arm is dropped.
-func (b *Bridge) ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string) (passkeycall.Call, error) {
+// a.Origin until a.Deadline, calls armed (if not nil) once the extension
+// has armed it, and returns the page's call as the extension saw it. The
+// call's Tab, Frame and Origin are what the browser said of its sender.
+// When ctx ends first, the arm is dropped.
+func (b *Bridge) ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string, armed func()) (passkeycall.Call, error) {
 	w := &passkeyWait{called: make(chan passkeycall.Call, 1), aborted: make(chan string, 1)}
 	b.mu.Lock()
 	if b.passkeys == nil {
@@ -78,6 +79,9 @@ func (b *Bridge) ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string)
 	if reply.Tab != a.Tab {
 		b.disarm(a.ID)
 		return passkeycall.Call{}, errors.New("extension armed another tab than the one asked for")
+	}
+	if armed != nil {
+		armed()
 	}
 	select {
 	case c := <-w.called:

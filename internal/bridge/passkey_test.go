@@ -79,14 +79,25 @@ func TestArmPasskey(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
-	go func() { c, err := b.ArmPasskey(ctx, a, "example.com"); done <- result{c, err} }()
+	armed := make(chan struct{})
+	go func() { c, err := b.ArmPasskey(ctx, a, "example.com", func() { close(armed) }); done <- result{c, err} }()
 
 	arm := x.next()
 	if arm["type"] != "passkey_arm" || arm["request"] != "r1" || arm["tab"] != 12.0 || arm["frame"] != 0.0 || arm["ceremony"] != "get" ||
 		arm["origin"] != "https://login.example.com" || arm["deadline"] == "" {
 		t.Fatalf("passkey_arm = %v", arm)
 	}
+	select {
+	case <-armed:
+		t.Fatal("armed was called before the extension armed the tab")
+	default:
+	}
 	x.send(map[string]any{"id": arm["id"], "type": "armed", "tab": 12, "frame": 0})
+	select {
+	case <-armed: // before the page's call: an agent that does not wait clicks only now
+	case <-ctx.Done():
+		t.Fatal("armed was not called once the extension armed the tab")
+	}
 	// A call under another request is let through at once.
 	x.send(map[string]any{"type": "passkey_called", "request": "r9", "ceremony": "get", "tab": 12, "frame": 0, "origin": "https://login.example.com", "challenge": "AQID"})
 	if m := x.next(); m["type"] != "passkey_pass" || m["request"] != "r9" {
@@ -131,7 +142,7 @@ func TestArmPasskeyEnds(t *testing.T) {
 
 	// The extension says the arm ended unused.
 	errc := make(chan error, 1)
-	go func() { _, err := b.ArmPasskey(context.Background(), a, ""); errc <- err }()
+	go func() { _, err := b.ArmPasskey(context.Background(), a, "", nil); errc <- err }()
 	arm := x.next()
 	if arm["ceremony"] != "create" {
 		t.Fatalf("passkey_arm = %v", arm)
@@ -144,7 +155,7 @@ func TestArmPasskeyEnds(t *testing.T) {
 
 	// The agent gives up: the host disarms.
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { _, err := b.ArmPasskey(ctx, a, ""); errc <- err }()
+	go func() { _, err := b.ArmPasskey(ctx, a, "", nil); errc <- err }()
 	arm = x.next()
 	x.send(map[string]any{"id": arm["id"], "type": "armed", "tab": 3, "frame": 0})
 	time.Sleep(50 * time.Millisecond)
@@ -157,7 +168,7 @@ func TestArmPasskeyEnds(t *testing.T) {
 	}
 
 	// The extension armed another tab than asked: disarmed, an error.
-	go func() { _, err := b.ArmPasskey(context.Background(), a, ""); errc <- err }()
+	go func() { _, err := b.ArmPasskey(context.Background(), a, "", nil); errc <- err }()
 	arm = x.next()
 	x.send(map[string]any{"id": arm["id"], "type": "armed", "tab": 4, "frame": 0})
 	if m := x.next(); m["type"] != "passkey_disarm" {
@@ -168,7 +179,7 @@ func TestArmPasskeyEnds(t *testing.T) {
 	}
 
 	// A refusal of the arm is an error.
-	go func() { _, err := b.ArmPasskey(context.Background(), a, ""); errc <- err }()
+	go func() { _, err := b.ArmPasskey(context.Background(), a, "", nil); errc <- err }()
 	arm = x.next()
 	x.send(map[string]any{"id": arm["id"], "type": "error", "error": "origin_changed", "detail": "the tab shows another origin"})
 	if err := <-errc; err == nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/fillgate/fillgate/internal/passkey"
@@ -22,9 +24,10 @@ import (
 // (the extension; the CDP path cannot).
 type PasskeyBrowser interface {
 	// ArmPasskey arms a.Tab's top frame for one call of a.Ceremony on
-	// a.Origin until a.Deadline, and returns the call as the browser
-	// saw it; rpID is for the extension's bookkeeping.
-	ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string) (passkeycall.Call, error)
+	// a.Origin until a.Deadline, calls armed (if not nil) once the
+	// browser has armed it, and returns the call as the browser saw it;
+	// rpID is for the extension's bookkeeping.
+	ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string, armed func()) (passkeycall.Call, error)
 	// AnswerPasskey hands the page the response to its call.
 	AnswerPasskey(ctx context.Context, request string, r PasskeyResponse) error
 	// RefusePasskey ends the page's call in NotAllowedError.
@@ -145,7 +148,9 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 		got.how, got.warned = HowApproved, page.Watched
 	}
 
-	call, arm, res, done := e.armPasskey(ctx, pb, q, passkey.Get, plan.Account, req, progress, r)
+	ctx, armed, stop := e.detachable(ctx, req, r, progress)
+	defer stop()
+	call, arm, res, done := e.armPasskey(ctx, pb, q, passkey.Get, plan.Account, req, armed, progress, r)
 	if done {
 		return res, ""
 	}
@@ -181,7 +186,7 @@ func (e *Engine) passkeyEnrol(ctx context.Context, pb PasskeyBrowser, q PlanQuer
 	if status, detail := e.askPasskey(ctx, info, req, progress, rn); status != "" {
 		return e.unanswered(q.Agent, q.Service, r, status, detail), ""
 	}
-	call, arm, res, done := e.armPasskey(ctx, pb, q, passkey.Create, req.Account, req, progress, r)
+	call, arm, res, done := e.armPasskey(ctx, pb, q, passkey.Create, req.Account, req, nil, progress, r)
 	if done {
 		return res, ""
 	}
@@ -239,9 +244,37 @@ func (e *Engine) unanswered(agent Agent, service string, r Result, status Status
 	return r.with(status, detail)
 }
 
+// detachable returns the context a passkey sign-in goes on under, the
+// function to call once the tab is armed (nil: nothing to do) and the one
+// that lets the context go. For a NoWait request, armed answers the agent
+// with StatusArmed, and from then on the agent's hang-up no longer ends
+// the request: the arm's deadline, the page's call and the host's own end
+// (ctx ending for any other cause) still do.
+func (e *Engine) detachable(ctx context.Context, req Request, r Result, progress func(Progress)) (context.Context, func(time.Time), func()) {
+	if !req.NoWait {
+		return ctx, nil, func() {}
+	}
+	var detached atomic.Bool
+	dctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() {
+		if cause := context.Cause(ctx); !detached.Load() || !errors.Is(cause, ErrAgentGone) {
+			cancel(cause)
+		}
+	})
+	armed := func(deadline time.Time) {
+		detached.Store(true)
+		early := r.with(StatusArmed, fmt.Sprintf("the tab is armed for one passkey sign-in on %s until %s (%s): click the page's passkey button now, or let the page ask; "+
+			"fillgate answers that one call with the agents' passkey and the page completes its own login (the outcome goes to fillgate's audit log)",
+			r.Origin, deadline.Format(time.TimeOnly), roundBudget(time.Until(deadline))))
+		progress(Progress{Phase: PhaseArmed, Deadline: deadline, Result: &early})
+	}
+	return dctx, armed, func() { unhook(); cancel(nil) }
+}
+
 // armPasskey arms the tab for the page's call and waits for it; done
-// with the result when none came.
-func (e *Engine) armPasskey(ctx context.Context, pb PasskeyBrowser, q PlanQuery, c passkey.Ceremony, account string, req Request, progress func(Progress), r Result) (passkeycall.Call, passkeycall.Arm, Result, bool) {
+// with the result when none came. armed, if not nil, hears the arm's
+// deadline once the browser has armed the tab.
+func (e *Engine) armPasskey(ctx context.Context, pb PasskeyBrowser, q PlanQuery, c passkey.Ceremony, account string, req Request, armed func(time.Time), progress func(Progress), r Result) (passkeycall.Call, passkeycall.Arm, Result, bool) {
 	wait := e.Limits.PasskeyWait
 	if wait <= 0 {
 		wait = DefaultPasskeyWait
@@ -254,7 +287,11 @@ func (e *Engine) armPasskey(ctx context.Context, pb PasskeyBrowser, q PlanQuery,
 	progress(Progress{Phase: PhaseInserting, Deadline: arm.Deadline})
 	actx, cancel := context.WithDeadline(ctx, arm.Deadline)
 	defer cancel()
-	call, err := pb.ArmPasskey(actx, arm, "")
+	var onArmed func()
+	if armed != nil {
+		onArmed = func() { armed(arm.Deadline) }
+	}
+	call, err := pb.ArmPasskey(actx, arm, "", onArmed)
 	what := "get()"
 	if c == passkey.Create {
 		what = "create()"

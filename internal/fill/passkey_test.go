@@ -13,10 +13,12 @@ import (
 )
 
 // pkBrowser is a fakeBrowser that can arm a tab: the page's call is
-// what call makes of the arm (nil: the page never calls).
+// what call makes of the arm (nil: the page never calls), made once
+// gate closes (nil: at once).
 type pkBrowser struct {
 	*fakeBrowser
 	call     func(a passkeycall.Arm) passkeycall.Call
+	gate     chan struct{}
 	mu       sync.Mutex
 	arms     []passkeycall.Arm
 	answered []PasskeyResponse
@@ -24,10 +26,20 @@ type pkBrowser struct {
 	passed   int
 }
 
-func (b *pkBrowser) ArmPasskey(ctx context.Context, a passkeycall.Arm, _ string) (passkeycall.Call, error) {
+func (b *pkBrowser) ArmPasskey(ctx context.Context, a passkeycall.Arm, _ string, armed func()) (passkeycall.Call, error) {
 	b.mu.Lock()
 	b.arms = append(b.arms, a)
 	b.mu.Unlock()
+	if armed != nil {
+		armed()
+	}
+	if b.gate != nil {
+		select {
+		case <-b.gate:
+		case <-ctx.Done():
+			return passkeycall.Call{}, ctx.Err()
+		}
+	}
 	if b.call == nil {
 		<-ctx.Done()
 		return passkeycall.Call{}, ctx.Err()
@@ -281,6 +293,80 @@ func TestPasskeyEnrol(t *testing.T) {
 	}
 	if _, err := Check(Request{Service: "a.test", Field: FieldPasskey, Account: "ada"}, canonical); err == nil {
 		t.Error("Check took an account without enrol")
+	}
+}
+
+// A sign-in that does not wait answers its agent once the tab is armed,
+// and the arm outlives the agent's hang-up, not the host's end.
+func TestPasskeyNoWait(t *testing.T) {
+	req := checked(t, Request{Service: "example.com", Field: FieldPasskey, NoWait: true})
+	for _, tc := range []struct {
+		name   string
+		cause  error  // how the agent's request context ends after the early answer
+		status Status // the request's own outcome, as audited
+		signed int
+	}{
+		{name: "the agent hangs up: the page's call is answered", cause: ErrAgentGone, status: StatusOK, signed: 1},
+		{name: "the host ends: the arm ends", cause: context.Canceled, status: StatusCancelled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newPKRig(t, ApprovalNone)
+			r.pb.gate = make(chan struct{})
+			ctx, end := context.WithCancelCause(context.Background())
+			defer end(nil)
+			early := make(chan Result, 2)
+			progress := func(p Progress) {
+				if p.Result != nil {
+					if p.Phase != PhaseArmed || p.Deadline.IsZero() {
+						t.Errorf("early answer in progress %+v", p)
+					}
+					early <- *p.Result
+				}
+			}
+			done := make(chan Result, 1)
+			go func() { done <- r.e.Fill(ctx, req, agent, progress) }()
+			got := <-early
+			if got.Status != StatusArmed || got.Origin != pkOrigin || !strings.Contains(got.Detail, "click the page's passkey button") {
+				t.Fatalf("early answer %s (%s): %s", got.Status, got.Origin, got.Detail)
+			}
+			if got.Status.ExitCode() != 0 {
+				t.Errorf("armed exits %d", got.Status.ExitCode())
+			}
+			end(tc.cause)
+			if tc.cause == ErrAgentGone {
+				time.Sleep(20 * time.Millisecond) // the hang-up has been seen
+				close(r.pb.gate)
+			}
+			res := <-done
+			if res.Status != tc.status || len(r.keys.signed) != tc.signed || len(r.pb.answered) != tc.signed {
+				t.Fatalf("outcome %s: %s; signed %d, answered %d", res.Status, res.Detail, len(r.keys.signed), len(r.pb.answered))
+			}
+			if len(early) != 0 {
+				t.Error("a second early answer")
+			}
+		})
+	}
+	// Before the tab is armed, a hang-up still ends the request.
+	r := newPKRig(t, ApprovalEach)
+	ctx, end := context.WithCancelCause(context.Background())
+	r.native.answer = func(context.Context, PromptInfo) (Answer, error) {
+		end(ErrAgentGone)
+		return Answer{Cancelled: true}, ctx.Err()
+	}
+	if res := r.e.Fill(ctx, req, agent, func(p Progress) {
+		if p.Result != nil {
+			t.Error("an early answer before the arm")
+		}
+	}); res.Status == StatusOK || len(r.pb.arms) != 0 {
+		t.Fatalf("%s, %d arms", res.Status, len(r.pb.arms))
+	}
+	for _, bad := range []Request{
+		{Service: "a.test", NoWait: true},
+		{Service: "a.test", Field: FieldPasskey, Enrol: true, NoWait: true},
+	} {
+		if _, err := Check(bad, canonical); err == nil {
+			t.Errorf("Check took no_wait with %+v", bad)
+		}
 	}
 }
 

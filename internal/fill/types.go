@@ -22,9 +22,12 @@ import (
 // branch on it.
 type Status string
 
-// The five outcomes.
+// The five outcomes, and StatusArmed, the early answer of a passkey
+// request that asked not to wait (Request.NoWait): only such a request
+// ever gets it.
 const (
 	StatusOK         Status = "ok"          // the value was inserted (and, unless then none, submitted)
+	StatusArmed      Status = "armed"       // no_wait: the tab is armed for the page's passkey call; nothing is signed yet
 	StatusCancelled  Status = "cancelled"   // the human said no (or closed the prompt)
 	StatusRefused    Status = "refused"     // a check or the policy said no; nothing was asked
 	StatusNoResponse Status = "no_response" // nobody answered within the budget
@@ -34,7 +37,7 @@ const (
 // ExitCode is the stable process exit code `fillgate fill` uses for s.
 func (s Status) ExitCode() int {
 	switch s {
-	case StatusOK:
+	case StatusOK, StatusArmed:
 		return 0
 	case StatusRefused:
 		return 3
@@ -129,6 +132,12 @@ type Request struct {
 	// ("" for the service's only one). The person names it; it never
 	// comes back in a result.
 	Account string `json:"account,omitempty"`
+	// NoWait, with Field FieldPasskey (a sign-in, not Enrol), answers the
+	// agent with StatusArmed as soon as the tab is armed, so that an agent
+	// that makes one call at a time can then click the page's passkey
+	// button. The arm lives on without the agent, until the page's one
+	// call or the arm's deadline; its outcome goes to the audit log.
+	NoWait bool `json:"no_wait,omitempty"`
 }
 
 // Checked is a Request that passed Check, the door every request passes
@@ -165,6 +174,9 @@ func Check(req Request, canonical func(service string) (string, error)) (Checked
 	}
 	if req.Enrol && req.Field != FieldPasskey {
 		return Checked{}, malformed("enrol is for a passkey only")
+	}
+	if req.NoWait && (req.Field != FieldPasskey || req.Enrol) {
+		return Checked{}, malformed("no_wait is for a passkey sign-in only")
 	}
 	if req.Account != "" && (!req.Enrol || cleanAccount(req.Account) != req.Account) {
 		return Checked{}, malformed("an account is named only to enrol a passkey, as at most 256 bytes of printable text")
@@ -424,6 +436,10 @@ type Progress struct {
 	// Where, while waiting for the person, is where they answer:
 	// WhereBrowser (the loopback page) or WhereDesktop (a native dialog).
 	Where string `json:"where,omitempty"`
+	// Result, when set, is the request's answer, given early: the agent
+	// gets it now and the request goes on without it (a passkey arm of a
+	// NoWait request). Nothing more is sent to the agent after it.
+	Result *Result `json:"-"`
 }
 
 // Where the person answers (Progress.Where).
@@ -437,4 +453,7 @@ const (
 	PhaseInspecting = "inspecting"
 	PhaseWaiting    = "waiting_for_human"
 	PhaseInserting  = "inserting"
+	// PhaseArmed carries the early answer of a NoWait request
+	// (Progress.Result).
+	PhaseArmed = "armed"
 )

@@ -36,7 +36,7 @@ const tabPattern = `^([1-9][0-9]{0,15}|[0-9A-Fa-f]{32})$`
 
 // argNames are request_secret's arguments, in the order the schema lists
 // them.
-var argNames = []string{"service", "field", "then", "tab", "frame"}
+var argNames = []string{"service", "field", "then", "tab", "frame", "no_wait"}
 
 // secretArgs are request_secret's checked arguments.
 type secretArgs struct {
@@ -46,6 +46,7 @@ type secretArgs struct {
 	Tab     *int64 // the extension's tab id
 	CDPTab  string // or a DevTools target id
 	Frame   *int64
+	NoWait  bool // with field passkey: answer "armed" once the tab is armed
 }
 
 // inputSchema is request_secret's input schema (PROTOCOL.md, section
@@ -74,6 +75,10 @@ func inputSchema() map[string]any {
 				"type": "integer", "minimum": 0, "maximum": maxFrameID,
 				"description": "optional: pin the frame (the extension's frame id; 0 is the top frame)",
 			},
+			"no_wait": map[string]any{
+				"type": "boolean", "default": false,
+				"description": "with field passkey only: return status armed as soon as the tab is armed (after the human's approval, if the policy asks for one), instead of waiting for the page's call; then click the site's passkey button within the time the detail names: fillgate answers that one call",
+			},
 		},
 		"required":             []string{"service"},
 		"additionalProperties": false,
@@ -83,8 +88,8 @@ func inputSchema() map[string]any {
 // outputSchema is the result's schema: fill.Result.
 func outputSchema() map[string]any {
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-	status := str("ok: the value is in the field (and, with then=submit, the form was submitted); cancelled, refused, no_response, failed: it is not")
-	status["enum"] = []string{"ok", "cancelled", "refused", "no_response", "failed"}
+	status := str("ok: the value is in the field (and, with then=submit, the form was submitted), or for a passkey the page's call was answered; armed (no_wait only): the tab waits for the page's passkey call, click the site's passkey button now; cancelled, refused, no_response, failed: it is not")
+	status["enum"] = []string{"ok", "armed", "cancelled", "refused", "no_response", "failed"}
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -144,7 +149,7 @@ func parseArgs(raw json.RawMessage) (in secretArgs, refusal fill.Result, ok bool
 		return refuse("%v", err)
 	}
 	if in.Field, err = fill.NormalizeField(field); err != nil {
-		return refuse("field %s is not one of password, otp, one-time-code", quote(field))
+		return refuse("field %s is not one of password, otp, one-time-code, passkey", quote(field))
 	}
 
 	then, err := stringArg(args, "then", 16)
@@ -164,6 +169,14 @@ func parseArgs(raw json.RawMessage) (in secretArgs, refusal fill.Result, ok bool
 			return refuse("%v", err)
 		}
 		in.Frame = &n
+	}
+	if v, ok := args["no_wait"]; ok {
+		if err := json.Unmarshal(v, &in.NoWait); err != nil {
+			return refuse("no_wait must be true or false; got %s", jsonKind(v))
+		}
+		if in.NoWait && in.Field != fill.FieldPasskey {
+			return refuse("no_wait is for field passkey only")
+		}
 	}
 	return in, fill.Result{}, true
 }

@@ -35,7 +35,8 @@ const toolDescription = `Ask the human to type a password or one-time code into 
 	`Before calling, focus the password (or code) field on the login page. ` +
 	`By default fillgate then submits the login form and leaves no value in the page; with then=none a value the human types stays in the field, where any tool reading the page can see it (a saved value is always submitted). ` +
 	`The call waits for the human: it can take as long as the prompt's budget (90 s by default, up to 15 minutes); progress is reported every few seconds meanwhile. ` +
-	`Result: status ok | cancelled | refused | no_response | failed, with detail; isError is true for every status but ok. ` +
+	`For a passkey sign-in (field passkey) with the login page open, call with no_wait=true: once the tab is armed you get status armed; then click the site's passkey button. ` +
+	`Result: status ok | armed | cancelled | refused | no_response | failed, with detail; isError is true for every status but ok and armed. ` +
 	`After no_response do not call again for the same service: follow "fallback".`
 
 // Serve runs the server on stdin and stdout until the client leaves or
@@ -93,7 +94,8 @@ func toolAnnotations() *sdk.ToolAnnotations {
 
 // toolResult is res as a tool result: the result object as structured
 // content and as its JSON text, with isError set for every status but ok
-// (the value is not in the field: the agent must not go on as if it were).
+// and armed (the value is not in the field: the agent must not go on as if
+// it were; armed asks it to go on, by clicking the page's passkey button).
 func toolResult(res fill.Result) *sdk.CallToolResult {
 	b, err := json.Marshal(res)
 	if err != nil { // cannot happen: a Result is plain strings
@@ -102,7 +104,7 @@ func toolResult(res fill.Result) *sdk.CallToolResult {
 	return &sdk.CallToolResult{
 		Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
-		IsError:           res.Status != fill.StatusOK,
+		IsError:           res.Status != fill.StatusOK && res.Status != fill.StatusArmed,
 	}
 }
 
@@ -121,7 +123,7 @@ func onlyOurTool(next sdk.MethodHandler) sdk.MethodHandler {
 // requestSecret runs one checked request, with progress for a client that
 // asked for it.
 func requestSecret(ctx context.Context, opts Options, req *sdk.CallToolRequest, in secretArgs) fill.Result {
-	freq := fill.Request{Service: in.Service, Field: in.Field, Then: in.Then, Tab: in.Tab, Frame: in.Frame}
+	freq := fill.Request{Service: in.Service, Field: in.Field, Then: in.Then, Tab: in.Tab, Frame: in.Frame, NoWait: in.NoWait}
 	var onProgress func(fill.Progress)
 	if token := req.Params.GetProgressToken(); token != nil {
 		p := newProgress(ctx, progressEvery, func(ctx context.Context, n float64, msg string) {
