@@ -150,7 +150,7 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 	release, err := e.State.Claim(req.Service)
 	if errors.Is(err, ErrBusy) {
 		return r.with(StatusRefused, fmt.Sprintf(
-			"a prompt for %s is already open; answer or cancel it first", req.Service)), ""
+			"a prompt for %s is already open, or a tab is armed for its passkey; answer or cancel it first", req.Service)), ""
 	}
 	if err != nil {
 		return r.with(StatusFailed, fmt.Sprintf("cannot record the request: %v", err)), ""

@@ -206,7 +206,7 @@ func TestTwentyConcurrentFills(t *testing.T) {
 	}
 	open := r.figures()
 	for i := range 5 {
-		r.expect(r.fill(services[i*4]), fill.StatusRefused, "a prompt for "+services[i*4]+" is already open; answer or cancel it first")
+		r.expect(r.fill(services[i*4]), fill.StatusRefused, "a prompt for "+services[i*4]+" is already open, or a tab is armed for its passkey; answer or cancel it first")
 	}
 	close(extra)
 	for i, p := range fills {

@@ -86,7 +86,7 @@ func TestOnePromptPerService(t *testing.T) {
 	})
 	first := r.fill("github.com")
 	r.expect(first, fill.StatusOK, "inserted")
-	r.expect(<-second, fill.StatusRefused, "a prompt for github.com is already open; answer or cancel it first")
+	r.expect(<-second, fill.StatusRefused, "a prompt for github.com is already open, or a tab is armed for its passkey; answer or cancel it first")
 	// The second request's outcome comes while the first prompt is open.
 	r.expectExtSaw(2, "inspect", "open_prompt", "outcome", "close_prompt", "insert", "outcome")
 	if n := r.promptCount(); n != 1 {
