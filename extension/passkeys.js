@@ -67,7 +67,7 @@ function passkeyCall(msg, sender, respond) {
   }
   passkeyDisarmTab(tabId);
   const called = {
-    type: "passkey_called", request: arm.request, ceremony: arm.ceremony, tab: tabId, frame: 0, origin,
+    type: "passkey_called", request: arm.request, ceremony: arm.ceremony, tab: tabId, frame: sender.frameId, origin,
     document: textField(sender.documentId, 64), rp_id: textField(c.rp_id, 253), challenge: b64uField(c.challenge, 2048),
     user_verification: ["required", "preferred", "discouraged"].includes(c.user_verification) ? c.user_verification : "",
   };
