@@ -10,6 +10,15 @@ package rp
 // browser's would be. #status says what happened: "passkey added",
 // "welcome NAME", or "error: ..." with the site's or the browser's
 // reason.
+//
+// The page's query asks for more: ?uv=required (or preferred,
+// discouraged) is the user verification both ceremonies ask the site for;
+// ?calls=2 has "Sign in with a passkey" call get() twice at once with the
+// same options (the second gives up after 3 s: an AbortError), log in
+// with the first answer and show what the second got in #second
+// ("credential ID", or the error's name and message).
+// #framed shows what a frame of another origin posted to the page (see
+// framePage).
 const page = `<!doctype html>
 <html><head><meta charset="utf-8"><title>fillgate test passkey site</title>
 <style>body { margin: 20px; font: 16px sans-serif; } input, button { height: 28px; margin: 4px; }</style>
@@ -18,7 +27,14 @@ const page = `<!doctype html>
 <p><button id=add type=button>Add a passkey</button>
 <button id=signin type=button>Sign in with a passkey</button></p>
 <p id=status></p>
+<p id=second></p>
+<p id=framed></p>
 <script>
+const query = new URLSearchParams(location.search);
+const uv = query.get("uv") || undefined;
+addEventListener("message", (e) => {
+  if (e.origin !== location.origin) document.getElementById("framed").textContent = String(e.data);
+});
 const b64u = {
   decode: (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((s.length + 3) % 4)), (c) => c.charCodeAt(0)),
   encode: (b) => btoa(String.fromCharCode(...new Uint8Array(b))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""),
@@ -41,7 +57,7 @@ const credentialJSON = (cred, response) => ({
 });
 document.getElementById("add").addEventListener("click", async () => {
   try {
-    const { publicKey } = await post("/register/begin", { user: document.getElementById("user").value });
+    const { publicKey } = await post("/register/begin", { user: document.getElementById("user").value, uv });
     publicKey.challenge = b64u.decode(publicKey.challenge);
     publicKey.user.id = b64u.decode(publicKey.user.id);
     decodeIds(publicKey.excludeCredentials);
@@ -57,10 +73,18 @@ document.getElementById("add").addEventListener("click", async () => {
 });
 document.getElementById("signin").addEventListener("click", async () => {
   try {
-    const { publicKey } = await post("/login/begin", { user: document.getElementById("user").value });
+    const { publicKey } = await post("/login/begin", { user: document.getElementById("user").value, uv });
     publicKey.challenge = b64u.decode(publicKey.challenge);
     decodeIds(publicKey.allowCredentials);
-    const cred = await navigator.credentials.get({ publicKey });
+    const calls = [navigator.credentials.get({ publicKey })];
+    if (query.get("calls") === "2") {
+      const giveUp = new AbortController();
+      setTimeout(() => giveUp.abort(), 3000);
+      calls.push(navigator.credentials.get({ publicKey, signal: giveUp.signal }));
+      calls[1].then((c) => "credential " + c.id, (e) => e.name + ": " + e.message)
+        .then((s) => { document.getElementById("second").textContent = s; });
+    }
+    const cred = await calls[0];
     const r = cred.response;
     const j = await post("/login/finish", credentialJSON(cred, {
       clientDataJSON: b64u.encode(r.clientDataJSON),
@@ -70,6 +94,25 @@ document.getElementById("signin").addEventListener("click", async () => {
     }));
     show("welcome " + j.user);
   } catch (e) { show("error: " + (e && e.message || e)); }
+});
+</script>
+</body></html>`
+
+// framePage is a page for a frame of the site on another origin: when
+// its parent posts it "get", it calls navigator.credentials.get for the
+// relying party "localhost", giving up after 3 s (an AbortError), and
+// posts to its parent what that got: "credential ID", or the error's
+// name and message.
+const framePage = `<!doctype html>
+<html><head><meta charset="utf-8"><title>fillgate test passkey frame</title></head><body>
+<script>
+addEventListener("message", (e) => {
+  if (e.source !== parent || e.data !== "get") return;
+  const giveUp = new AbortController();
+  setTimeout(() => giveUp.abort(), 3000);
+  navigator.credentials.get({ publicKey: { challenge: crypto.getRandomValues(new Uint8Array(32)), rpId: "localhost" }, signal: giveUp.signal })
+    .then((c) => "credential " + c.id, (e) => e.name + ": " + e.message)
+    .then((s) => parent.postMessage(s, "*"));
 });
 </script>
 </body></html>`

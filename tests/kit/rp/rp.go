@@ -8,9 +8,11 @@
 // test standing in for it) sends.
 //
 // The site serves http://localhost:port, a secure context with the
-// relying party id "localhost". It keeps what a test asks about: who
-// registered and logged in with which credential, at which signature
-// count, and why each refused ceremony was refused.
+// relying party id "localhost", and may serve the same accounts on more
+// loopback ports (Mirror), origins that may claim that id too, which it
+// takes or refuses as AcceptOrigins says. It keeps what a test asks
+// about: who registered and logged in with which credential, at which
+// signature count, and why each refused ceremony was refused.
 package rp
 
 import (
@@ -38,6 +40,7 @@ type Options struct {
 	// protocol.VerificationPreferred when empty, or
 	// protocol.VerificationRequired, which refuses a response without UV.
 	UserVerification protocol.UserVerificationRequirement
+	// A ceremony's page may ask for another (the page's ?uv=).
 	// Discoverable asks registration for a discoverable credential
 	// (residentKey "required"); without it, residentKey is "discouraged".
 	// Either way a login that names a user lists that user's credentials
@@ -65,6 +68,9 @@ type Login struct {
 	// Discoverable is true when the login named no user, so the site
 	// found the user by the credential's user handle.
 	Discoverable bool
+	// UVRequired is true when the ceremony required user verification,
+	// which go-webauthn then checked.
+	UVRequired bool
 }
 
 // Ceremonies, as a Rejection names them.
@@ -86,10 +92,10 @@ type Server struct {
 	// RPID is its relying party id, "localhost".
 	RPID string
 
-	wa   *webauthn.WebAuthn
 	opts Options
 
 	mu         sync.Mutex
+	wa         *webauthn.WebAuthn  // the origins it takes: AcceptOrigins
 	users      map[string]*user    // by name
 	sessions   map[string]*session // ceremonies begun, by session cookie
 	regs       []Registration
@@ -140,21 +146,53 @@ func Start(t testing.TB, opts Options) *Server {
 		users:    map[string]*user{},
 		sessions: map[string]*session{},
 	}
-	s.wa, err = webauthn.New(&webauthn.Config{
+	if err := s.AcceptOrigins(s.URL); err != nil {
+		_ = l.Close()
+		t.Fatal(err)
+	}
+	s.serve(t, l)
+	return s
+}
+
+// Mirror serves the same site, its accounts and ceremonies, on another
+// loopback port until the test ends, and returns that origin,
+// http://localhost:port2: another origin that may claim the relying
+// party id "localhost". Whether the site takes its ceremonies is
+// AcceptOrigins's.
+func (s *Server) Mirror(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("rp: listen: %v", err)
+	}
+	s.serve(t, l)
+	return fmt.Sprintf("http://localhost:%d", l.Addr().(*net.TCPAddr).Port)
+}
+
+// AcceptOrigins sets the origins whose ceremonies go-webauthn takes (the
+// client data's origin): at the start, the site's own URL only.
+func (s *Server) AcceptOrigins(origins ...string) error {
+	wa, err := webauthn.New(&webauthn.Config{
 		RPID:          s.RPID,
 		RPDisplayName: "fillgate test site",
-		RPOrigins:     []string{s.URL},
+		RPOrigins:     origins,
 	})
 	if err != nil {
-		_ = l.Close()
-		t.Fatalf("rp: configure go-webauthn: %v", err)
+		return fmt.Errorf("rp: configure go-webauthn: %w", err)
 	}
+	s.mu.Lock()
+	s.wa = wa
+	s.mu.Unlock()
+	return nil
+}
+
+// serve serves the site on l until the test ends.
+func (s *Server) serve(t testing.TB, l net.Listener) {
 	srv := httptest.NewUnstartedServer(s.handler())
 	_ = srv.Listener.Close()
 	srv.Listener = l
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return s
 }
 
 // Registrations returns the credentials registered so far.
@@ -200,6 +238,10 @@ func (s *Server) handler() http.Handler {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = io.WriteString(w, page)
 	})
+	mux.HandleFunc("GET /frame", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, framePage)
+	})
 	mux.HandleFunc("POST /register/begin", s.registerBegin)
 	mux.HandleFunc("POST /register/finish", s.registerFinish)
 	mux.HandleFunc("POST /login/begin", s.loginBegin)
@@ -208,9 +250,23 @@ func (s *Server) handler() http.Handler {
 }
 
 // beginRequest is the body of a begin endpoint: the account, "" for a
-// discoverable login.
+// discoverable login, and the user verification the page asks for, ""
+// for the site's own (Options.UserVerification).
 type beginRequest struct {
-	User string `json:"user"`
+	User             string                               `json:"user"`
+	UserVerification protocol.UserVerificationRequirement `json:"uv"`
+}
+
+// verification is the user verification the ceremony asks for and
+// checks: the page's, else the site's.
+func (s *Server) verification(req beginRequest) (protocol.UserVerificationRequirement, error) {
+	switch req.UserVerification {
+	case "":
+		return s.opts.UserVerification, nil
+	case protocol.VerificationRequired, protocol.VerificationPreferred, protocol.VerificationDiscouraged:
+		return req.UserVerification, nil
+	}
+	return "", fmt.Errorf("no user verification %q", req.UserVerification)
 }
 
 // registerBegin starts registering a credential for the named account,
@@ -219,6 +275,11 @@ func (s *Server) registerBegin(w http.ResponseWriter, r *http.Request) {
 	var req beginRequest
 	if err := readJSON(r, &req); err != nil || req.User == "" {
 		s.refuse(w, Register, "a registration names the account")
+		return
+	}
+	uv, err := s.verification(req)
+	if err != nil {
+		s.refuse(w, Register, err.Error())
 		return
 	}
 	s.mu.Lock()
@@ -233,7 +294,7 @@ func (s *Server) registerBegin(w http.ResponseWriter, r *http.Request) {
 		rk = protocol.ResidentKeyRequirementRequired
 	}
 	creation, data, err := s.wa.BeginRegistration(u,
-		webauthn.WithAuthenticatorSelection(protocol.AuthenticatorSelection{UserVerification: s.opts.UserVerification}),
+		webauthn.WithAuthenticatorSelection(protocol.AuthenticatorSelection{UserVerification: uv}),
 		webauthn.WithResidentKeyRequirement(rk),
 		webauthn.WithExclusions(webauthn.Credentials(u.creds).CredentialDescriptors()),
 	)
@@ -288,11 +349,15 @@ func (s *Server) loginBegin(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, SignIn, "the login request is not JSON")
 		return
 	}
-	uv := webauthn.WithUserVerification(s.opts.UserVerification)
+	verification, err := s.verification(req)
+	if err != nil {
+		s.refuse(w, SignIn, err.Error())
+		return
+	}
+	uv := webauthn.WithUserVerification(verification)
 	var (
 		assertion *protocol.CredentialAssertion
 		data      *webauthn.SessionData
-		err       error
 	)
 	s.mu.Lock()
 	if req.User == "" {
@@ -360,6 +425,7 @@ func (s *Server) loginFinish(w http.ResponseWriter, r *http.Request) {
 		SignCount:    cred.Authenticator.SignCount,
 		UserVerified: parsed.Response.AuthenticatorData.Flags.HasUserVerified(),
 		Discoverable: sess.user == "",
+		UVRequired:   sess.data.UserVerification == protocol.VerificationRequired,
 	})
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "user": u.name})
 }

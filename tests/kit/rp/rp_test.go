@@ -31,6 +31,8 @@ type browser struct {
 	site   *rp.Server
 	client *http.Client
 	origin passkey.Origin // the page's verified origin
+	base   string         // the origin it posts to: the site's, or a mirror's
+	uv     string         // the user verification the page asks for ("": the site's)
 
 	key    *passkey.Key
 	id     []byte // the credential id
@@ -41,15 +43,22 @@ type browser struct {
 
 func newBrowser(t *testing.T, site *rp.Server) *browser {
 	t.Helper()
+	return newBrowserAt(t, site, site.URL)
+}
+
+// newBrowserAt is newBrowser on a page of the site at origin (its own,
+// or a mirror's).
+func newBrowserAt(t *testing.T, site *rp.Server, origin string) *browser {
+	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := passkey.ParseOrigin(site.URL)
+	o, err := passkey.ParseOrigin(origin)
 	if err != nil {
 		t.Fatalf("the site's origin: %v", err)
 	}
-	return &browser{t: t, site: site, client: &http.Client{Jar: jar, Transport: toLoopback{}}, origin: o}
+	return &browser{t: t, site: site, client: &http.Client{Jar: jar, Transport: toLoopback{}}, origin: o, base: origin}
 }
 
 // toLoopback sends requests for localhost to 127.0.0.1, where the site
@@ -76,7 +85,7 @@ func (b *browser) post(path string, body any) result {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	resp, err := b.client.Post(b.site.URL+path, "application/json", bytes.NewReader(j))
+	resp, err := b.client.Post(b.base+path, "application/json", bytes.NewReader(j))
 	if err != nil {
 		b.t.Fatalf("POST %s: %v", path, err)
 	}
@@ -92,7 +101,11 @@ func (b *browser) post(path string, body any) result {
 // options runs a begin endpoint and returns its publicKey options.
 func (b *browser) options(path, user string) map[string]any {
 	b.t.Helper()
-	res := b.post(path, map[string]string{"user": user})
+	body := map[string]string{"user": user}
+	if b.uv != "" {
+		body["uv"] = b.uv
+	}
+	res := b.post(path, body)
 	pk, ok := res.out["publicKey"].(map[string]any)
 	if res.status != http.StatusOK || !ok {
 		b.t.Fatalf("POST %s = %d %v", path, res.status, res.out)
@@ -345,6 +358,52 @@ func TestUserVerification(t *testing.T) {
 	wantOK(t, "login with UV, required", b.login("", verified, tamper{}))
 }
 
+// TestPageAsksForUV shows that the page's ?uv= (the begin requests' uv)
+// is what a ceremony asks for and checks, whatever the site's own.
+func TestPageAsksForUV(t *testing.T) {
+	site := rp.Start(t, rp.Options{})
+	b := newBrowser(t, site)
+	b.uv = string(protocol.VerificationRequired)
+	wantRefused(t, site, 0, "register without UV, the page requires it", b.register("ada", present, tamper{}), "User verification required")
+	wantOK(t, "register with UV", b.register("ada", verified, tamper{}))
+	wantRefused(t, site, 0, "login without UV, the page requires it", b.login("ada", present, tamper{}), "User verification required")
+	wantOK(t, "login with UV", b.login("ada", verified, tamper{}))
+	b.uv = ""
+	wantOK(t, "login without UV, the site's preferred", b.login("ada", present, tamper{}))
+	if l := site.Logins(); len(l) != 2 || !l[0].UVRequired || !l[0].UserVerified || l[1].UVRequired || l[1].UserVerified {
+		t.Fatalf("logins = %+v; want one verified under required, then one unverified under preferred", l)
+	}
+	b.uv = "always"
+	if res := b.post("/login/begin", map[string]string{"user": "ada", "uv": b.uv}); res.status != http.StatusBadRequest {
+		t.Fatalf("a begin asking for user verification %q = %d %v; want refused", b.uv, res.status, res.out)
+	}
+}
+
+// TestMirror shows that the site's mirror serves the same accounts on
+// another origin, whose ceremonies the site takes only while
+// AcceptOrigins names it.
+func TestMirror(t *testing.T) {
+	site := rp.Start(t, rp.Options{})
+	mirror := site.Mirror(t)
+	if mirror == site.URL || !strings.HasPrefix(mirror, "http://localhost:") {
+		t.Fatalf("the mirror is %s (the site %s)", mirror, site.URL)
+	}
+	b := newBrowserAt(t, site, mirror)
+	wantRefused(t, site, 0, "register on the mirror", b.register("ada", present, tamper{}), "Error validating origin")
+	if err := site.AcceptOrigins(site.URL, mirror); err != nil {
+		t.Fatal(err)
+	}
+	wantOK(t, "register on the mirror, taken", b.register("ada", present, tamper{}))
+	wantOK(t, "login on the mirror, taken", b.login("ada", present, tamper{}))
+	if err := site.AcceptOrigins(site.URL); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, site, 1, "login on the mirror, no longer taken", b.login("ada", present, tamper{}), "Error validating origin")
+	if r := site.Registrations(); len(r) != 1 || r[0].User != "ada" {
+		t.Fatalf("registrations = %+v; want ada's one, kept by the site", r)
+	}
+}
+
 // TestSiteRefuses shows that the relying party refuses what fillgate must
 // never send: client data for another origin, an assertion for another
 // relying party id, a count that does not grow, a signature that does not
@@ -436,10 +495,19 @@ func TestPage(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{">Add a passkey<", ">Sign in with a passkey<", "navigator.credentials.create", "navigator.credentials.get", `id=status`} {
+	for _, want := range []string{">Add a passkey<", ">Sign in with a passkey<", "navigator.credentials.create", "navigator.credentials.get", `id=status`, `id=second`, `id=framed`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+	resp, err = b.client.Get(site.URL + "/frame")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ = io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "navigator.credentials.get") || !strings.Contains(string(body), "parent.postMessage") {
+		t.Errorf("the frame page is %q", body)
 	}
 	if u, _ := url.Parse(site.URL); u.Hostname() != "localhost" || site.RPID != "localhost" {
 		t.Errorf("the site is %s with relying party id %s; want localhost", site.URL, site.RPID)
