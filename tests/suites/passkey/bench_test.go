@@ -68,14 +68,14 @@ func BenchmarkNoHuman(b *testing.B) {
 	var pk, pw []time.Duration
 	for range b.N {
 		// The passkey: the page calls get() as soon as the tab is armed.
-		if err := chromedp.Do(s.tab, chromedp.Navigate(s.site.URL)); err != nil {
+		if err := chromedp.Do(s.tab.(*chromiumTab).cdp, chromedp.Navigate(s.site.URL)); err != nil {
 			b.Fatal(err)
 		}
 		before := len(s.site.Logins())
 		t0 := time.Now()
-		r := s.run("fill", "--service", s.svc, "--field", "passkey", "--json")
+		r := s.run(b, "fill", "--service", s.svc, "--field", "passkey", "--json")
 		s.armed(r)
-		if _, err := chromedp.Run(s.tab, chromedp.Evaluate[bool](`document.getElementById("signin").click(), true`)); err != nil {
+		if _, err := chromedp.Run(s.tab.(*chromiumTab).cdp, chromedp.Evaluate[bool](`document.getElementById("signin").click(), true`)); err != nil {
 			b.Fatal(err)
 		}
 		if err := poll.Until(s.ctx, time.Millisecond, func() (bool, error) { return len(s.site.Logins()) > before, nil }); err != nil {
@@ -85,17 +85,17 @@ func BenchmarkNoHuman(b *testing.B) {
 		s.result(r, fill.StatusOK, "answered")
 
 		// The password: the field focused, then the fill.
-		if err := chromedp.Do(s.tab, chromedp.Navigate(srv.URL)); err != nil {
+		if err := chromedp.Do(s.tab.(*chromiumTab).cdp, chromedp.Navigate(srv.URL)); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := chromedp.Run(s.tab, chromedp.Evaluate[bool](`document.getElementById("pw").focus(), true`)); err != nil {
+		if _, err := chromedp.Run(s.tab.(*chromiumTab).cdp, chromedp.Evaluate[bool](`document.getElementById("pw").focus(), true`)); err != nil {
 			b.Fatal(err)
 		}
 		mu.Lock()
 		n := len(posted)
 		mu.Unlock()
 		t0 = time.Now()
-		r = s.run("fill", "--service", pwSvc, "--json")
+		r = s.run(b, "fill", "--service", pwSvc, "--json")
 		if err := poll.Until(s.ctx, time.Millisecond, func() (bool, error) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -1,7 +1,9 @@
 // Package passkey runs passkeys for agents end to end: the real host
-// binary started by real Chromium for the real extension (the manifest
-// from `fillgate install`), a real Secret Service holding the key, the
-// person answering the native dialog on a private X display, and a real
-// WebAuthn relying party (tests/kit/rp, go-webauthn) verifying every
-// registration and assertion.
+// binary started by real Chromium and Firefox ESR for the real extension
+// (the manifest and the unpacked extension from `fillgate install`), a
+// real Secret Service holding the key, the person answering the native
+// dialog on a private X display, and a real WebAuthn relying party
+// (tests/kit/rp, go-webauthn) verifying every registration and
+// assertion. What both browsers must do is one flow (flow_test.go) that
+// takes the browser's tab as a parameter.
 package passkey

@@ -1,0 +1,445 @@
+//go:build linux
+
+package passkey
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/keychain"
+	"github.com/fillgate/fillgate/internal/passkeycall"
+	"github.com/fillgate/fillgate/tests/kit/desktop"
+	"github.com/fillgate/fillgate/tests/kit/fgenv"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/rp"
+	"github.com/fillgate/fillgate/tests/kit/secretservice"
+)
+
+// tab is the site's tab in the browser under test (Chromium or Firefox
+// ESR, each with the extension from `fillgate install` and the host the
+// browser started), as the test drives it.
+type tab interface {
+	// eval evaluates a JavaScript expression in the page's own world,
+	// awaiting a promise, and returns its value as a string.
+	eval(expr string) string
+	// open loads url in the tab and waits for it to load.
+	open(url string)
+	// armed waits until the extension has armed the tab for r's one
+	// call: the host's passkey_arm answered.
+	armed(r *fgrun.Run)
+}
+
+// set is one browser with fillgate, a relying party and the person.
+type set struct {
+	t      testing.TB
+	ctx    context.Context
+	root   *fgenv.Root
+	env    []string
+	person *desktop.Person
+	site   *rp.Server
+	svc    string // the site's service: localhost:PORT
+	tab    tab
+	runs   []*fgrun.Run
+}
+
+// newSet starts all but the browser: the person's display with the
+// native dialog, the Secret Service, the relying party and a policy of
+// approval each for it.
+func newSet(t testing.TB, prefix string) *set {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	root := fgenv.New(t, prefix)
+	display := desktop.Start(t)
+	secretservice.Start(t)
+	s := &set{t: t, ctx: ctx, root: root, person: display.Person(t)}
+	s.env = append(append(root.Env, display.Env()...), "DBUS_SESSION_BUS_ADDRESS="+os.Getenv("DBUS_SESSION_BUS_ADDRESS"))
+	s.site = rp.Start(t, rp.Options{})
+	s.svc = serviceOf(t, s.site.URL)
+	s.policy("each")
+	return s
+}
+
+// serviceOf is the service of a loopback origin: localhost:PORT.
+func serviceOf(t testing.TB, origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "localhost:" + u.Port()
+}
+
+// policy writes the policy: the site's approval mode.
+func (s *set) policy(approval string) {
+	s.policyText(fmt.Sprintf("rate_limit = \"1000/1m\"\nno_response_cooldown = \"0s\"\n\n[service.%q]\napproval = %q\n", s.svc, approval))
+}
+
+// policyText writes the policy file.
+func (s *set) policyText(text string) { fgenv.WritePolicy(s.t, s.env, text) }
+
+// cli runs fillgate as the person, to its end.
+func (s *set) cli(args ...string) (stdout, stderr []byte, code int) { return s.cliIn(nil, args...) }
+
+// cliIn is cli with stdin.
+func (s *set) cliIn(stdin []byte, args ...string) (stdout, stderr []byte, code int) {
+	cmd := exec.CommandContext(s.ctx, fillgateBin, args...)
+	cmd.Env = s.env
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	return fgrun.Command(s.t, cmd)
+}
+
+// install runs `fillgate install --json` with args and returns the
+// directory it unpacked the extension to.
+func (s *set) install(args ...string) string {
+	s.t.Helper()
+	out, errOut, code := s.cli(append([]string{"install", "--json"}, args...)...)
+	var rep struct {
+		ExtensionDir string `json:"extension_dir"`
+	}
+	if code != 0 || json.Unmarshal(out, &rep) != nil || rep.ExtensionDir == "" {
+		s.t.Fatalf("fillgate install exited %d: %s%s", code, out, errOut)
+	}
+	return rep.ExtensionDir
+}
+
+// run starts fillgate (the agent's request, or the person's add); it
+// is killed, when still running, at the end of t (a case that failed
+// leaves no armed tab to the next).
+func (s *set) run(t testing.TB, args ...string) *fgrun.Run {
+	cmd := exec.CommandContext(s.ctx, fillgateBin, args...)
+	cmd.Env = s.env
+	r := fgrun.Start(t, cmd)
+	s.runs = append(s.runs, r)
+	return r
+}
+
+// signIn starts the agent's request for the site's passkey.
+func (s *set) signIn(t testing.TB) *fgrun.Run {
+	return s.run(t, "fill", "--service", s.svc, "--field", "passkey", "--json")
+}
+
+// approve waits for the native dialog and approves it: in
+// pinentry-gtk-2's confirmation Cancel has the focus, then Approve.
+func (s *set) approve(r *fgrun.Run) {
+	s.t.Helper()
+	ctx, cancel := r.Awaiting(s.ctx, 30*time.Second)
+	defer cancel()
+	if _, err := s.person.WaitDialog(ctx); err != nil {
+		s.t.Fatalf("no native dialog: %v; fillgate printed %s%s", err, r.Stdout(), r.Stderr())
+	}
+	if err := s.person.Key(s.ctx, "Tab", "Return"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// armed waits until the extension holds an arm for the site's tab.
+func (s *set) armed(r *fgrun.Run) {
+	s.t.Helper()
+	s.tab.armed(r)
+}
+
+// setUser puts name into the page's account field ("" for a
+// discoverable sign-in).
+func (s *set) setUser(name string) {
+	s.t.Helper()
+	s.tab.eval(`document.getElementById("user").value = ` + strconv.Quote(name))
+}
+
+// click presses the site's button and returns what the page then says.
+func (s *set) click(button string) string {
+	s.t.Helper()
+	s.tab.eval(`document.getElementById("status").textContent = "", document.getElementById("second").textContent = "", document.getElementById("` + button + `").click(), true`)
+	return s.await("status")
+}
+
+// await waits, at most 20 s, for the page's element id to say something,
+// and returns it.
+func (s *set) await(id string) string {
+	s.t.Helper()
+	var got string
+	ctx, cancel := context.WithTimeout(s.ctx, 20*time.Second)
+	defer cancel()
+	_ = poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		got = s.tab.eval(`document.getElementById("` + id + `").textContent`)
+		return got != "", nil
+	})
+	return got
+}
+
+// enrol adds the agents' passkey for ada, as the person does: `fillgate
+// passkey add`, approved in the dialog, then the site's own button.
+func (s *set) enrol() {
+	s.t.Helper()
+	add := s.run(s.t, "passkey", "add", "--service", s.svc, "--account", "ada", "--json")
+	s.approve(add)
+	s.armed(add)
+	if got := s.click("add"); got != "passkey added" {
+		s.t.Fatalf("add: the page says %q", got)
+	}
+	s.result(add, fill.StatusOK, "added a passkey for your agents")
+}
+
+// result waits for r's result.
+func (s *set) result(r *fgrun.Run, want fill.Status, detail string) fill.Result {
+	s.t.Helper()
+	res, code, err := r.Result(s.ctx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if res.Status != want || code != want.ExitCode() || !strings.Contains(res.Detail, detail) || res.Field != fill.FieldPasskey {
+		s.t.Fatalf("result %+v (exit %d); want %s with %q", res, code, want, detail)
+	}
+	if res.Status == fill.StatusOK && (res.Origin != s.site.URL || res.Via != fill.ViaExtension) {
+		s.t.Fatalf("result %+v; want origin %s via the extension", res, s.site.URL)
+	}
+	return res
+}
+
+// lastLogin is the site's last login, with the count it keeps for
+// credential id.
+func (s *set) lastLogin(t *testing.T, id []byte) (rp.Login, uint32) {
+	t.Helper()
+	logins := s.site.Logins()
+	if len(logins) == 0 {
+		t.Fatal("the site let nobody in")
+	}
+	return logins[len(logins)-1], s.site.SignCount(id)
+}
+
+// doorRefusal is the message of the door's NotAllowedError, when
+// fillgate refused the page's call (the browser's own say more).
+const doorRefusal = "The operation either timed out or was not allowed."
+
+// refusedByFillgate is what the page says when fillgate refused its call.
+const refusedByFillgate = "error: " + doorRefusal
+
+// byFillgate reports whether a call's outcome ("credential ID", or the
+// error's name and message) is fillgate's: its passkey, or its refusal.
+func byFillgate(outcome string, ours []byte) bool {
+	return strings.Contains(outcome, base64.RawURLEncoding.EncodeToString(ours)) || outcome == "NotAllowedError: "+doorRefusal
+}
+
+// passkeys runs what every browser must do: the person adds a passkey
+// for the agents (`fillgate passkey add`, approved in the native dialog),
+// and the agent signs in with it under approval each (the dialog), lease
+// (the dialog once, then a notice) and none (a notice); the site
+// verifies every assertion and its count. It returns the passkey's
+// credential id.
+func passkeys(t *testing.T, s *set) []byte {
+	s.enrol()
+	regs := s.site.Registrations()
+	if len(regs) != 1 || regs[0].AttestationFormat != "none" || !regs[0].UserVerified || regs[0].User != "ada" {
+		t.Fatalf("the site registered %+v", regs)
+	}
+	ours := regs[0].CredentialID
+
+	signIn := func(t *testing.T, prompt bool, uv bool) {
+		t.Helper()
+		count := s.site.SignCount(ours) + 1
+		r := s.signIn(t)
+		if prompt {
+			s.approve(r)
+		}
+		s.armed(r)
+		if got := s.click("signin"); got != "welcome ada" {
+			t.Fatalf("sign-in: the page says %q", got)
+		}
+		s.result(r, fill.StatusOK, "answered the page's passkey sign-in")
+		last, n := s.lastLogin(t, ours)
+		if !bytes.Equal(last.CredentialID, ours) || n != count || last.UserVerified != uv || last.Discoverable {
+			t.Fatalf("the site's last login %+v, count %d; want ours named in allowCredentials with count %d, UV %v", last, n, count, uv)
+		}
+	}
+	t.Run("each", func(t *testing.T) { signIn(t, true, true) })
+	t.Run("lease", func(t *testing.T) {
+		s.policy("lease")
+		signIn(t, true, true)
+		signIn(t, false, false) // the lease: a notice, no dialog, no UV
+	})
+	t.Run("none", func(t *testing.T) {
+		s.policy("none")
+		signIn(t, false, false)
+	})
+	if n := s.site.SignCount(ours); n != 4 {
+		t.Errorf("the site counts %d for the agents' passkey after four sign-ins", n)
+	}
+	return ours
+}
+
+// discoverable: a sign-in that names no account (get() with an empty
+// allowCredentials, the site's discoverable login) is answered with the
+// agents' passkey, and the site finds ada by its user handle. Approval
+// none.
+func discoverable(t *testing.T, s *set, ours []byte) {
+	count := s.site.SignCount(ours)
+	s.policy("none")
+	s.setUser("")
+	defer s.setUser("ada")
+	r := s.signIn(t)
+	s.armed(r)
+	if got := s.click("signin"); got != "welcome ada" {
+		t.Fatalf("discoverable sign-in: the page says %q", got)
+	}
+	s.result(r, fill.StatusOK, "answered the page's passkey sign-in")
+	last, n := s.lastLogin(t, ours)
+	if !last.Discoverable || !bytes.Equal(last.CredentialID, ours) || last.User != "ada" || n != count+1 {
+		t.Fatalf("the site's last login %+v, count %d; want ada's discoverable login with ours at %d", last, n, count+1)
+	}
+}
+
+// uvRequired: with userVerification "required" (the site's ?uv=), the
+// agents' passkey answers only after the person approved this very use
+// in the native dialog (the UV flag set, which the site then requires);
+// under a lease or approval none, fillgate refuses the call and says why,
+// and the site signs nobody in.
+func uvRequired(t *testing.T, s *set, ours []byte) {
+	count := s.site.SignCount(ours)
+	s.tab.open(s.site.URL + "/?uv=required")
+	defer s.tab.open(s.site.URL)
+	for _, approval := range []string{"lease", "none"} {
+		s.policy(approval)
+		logins := len(s.site.Logins())
+		r := s.signIn(t)
+		s.armed(r)
+		if got := s.click("signin"); got != refusedByFillgate {
+			t.Fatalf("UV required under %s: the page says %q", approval, got)
+		}
+		s.result(r, fill.StatusRefused, passkeycall.ErrUVRequired.Error())
+		if len(s.site.Logins()) != logins || s.site.SignCount(ours) != count {
+			t.Fatalf("UV required under %s: the site let someone in, or the count moved", approval)
+		}
+	}
+	s.policy("each")
+	r := s.signIn(t)
+	s.approve(r)
+	s.armed(r)
+	if got := s.click("signin"); got != "welcome ada" {
+		t.Fatalf("UV required, approved in the dialog: the page says %q", got)
+	}
+	s.result(r, fill.StatusOK, "approved in the prompt")
+	last, n := s.lastLogin(t, ours)
+	if !bytes.Equal(last.CredentialID, ours) || !last.UVRequired || !last.UserVerified || n != count+1 {
+		t.Fatalf("the site's last login %+v, count %d; want ours, verified under UV required, at %d", last, n, count+1)
+	}
+}
+
+// twice: a page that calls get() twice at once under one arm gets
+// fillgate's answer for the first call only; the second is the
+// browser's own (wantSecond says what that gave). Approval none.
+func twice(t *testing.T, s *set, ours []byte, wantSecond func(string) bool) {
+	count := s.site.SignCount(ours)
+	s.policy("none")
+	s.tab.open(s.site.URL + "/?calls=2")
+	defer s.tab.open(s.site.URL)
+	r := s.signIn(t)
+	s.armed(r)
+	if got := s.click("signin"); got != "welcome ada" {
+		t.Fatalf("two calls: the page says %q after the first", got)
+	}
+	s.result(r, fill.StatusOK, "answered the page's passkey sign-in")
+	second := s.await("second")
+	if byFillgate(second, ours) || !wantSecond(second) {
+		t.Fatalf("the second call got %q", second)
+	}
+	if last, n := s.lastLogin(t, ours); !bytes.Equal(last.CredentialID, ours) || n != count+1 {
+		t.Fatalf("the site's last login %+v, count %d; want ours at %d", last, n, count+1)
+	}
+}
+
+// crossOriginFrame: while the tab is armed, a frame of another origin
+// (the site's mirror, which may claim the relying party id) calls get():
+// fillgate does not answer it (the door runs in the top frame only), the
+// browser's own WebAuthn does (wantFramed says what it gave), and the
+// arm is still there for the top page's own call, which fillgate
+// answers. Approval none.
+func crossOriginFrame(t *testing.T, s *set, mirror string, ours []byte, wantFramed func(string) bool) {
+	count := s.site.SignCount(ours)
+	s.policy("none")
+	s.tab.open(s.site.URL)
+	r := s.signIn(t)
+	s.armed(r)
+	s.tab.eval(`(() => { const f = document.createElement("iframe"); f.allow = "publickey-credentials-get *"; f.src = ` +
+		strconv.Quote(mirror+"/frame") + `; f.onload = () => f.contentWindow.postMessage("get", "*"); document.body.append(f); return true; })()`)
+	framed := s.await("framed")
+	if byFillgate(framed, ours) || !wantFramed(framed) {
+		t.Fatalf("the frame's call got %q", framed)
+	}
+	if got := s.click("signin"); got != "welcome ada" {
+		t.Fatalf("the top page's call after the frame's: the page says %q", got)
+	}
+	s.result(r, fill.StatusOK, "answered the page's passkey sign-in")
+	// The passkey signed once: a signature for the frame too would have
+	// left the count the site gets one further.
+	if last, n := s.lastLogin(t, ours); !bytes.Equal(last.CredentialID, ours) || n != count+1 {
+		t.Fatalf("the site's last login %+v, count %d; want ours at %d", last, n, count+1)
+	}
+}
+
+// leakScan looks for the passkey's private key, in every form leakscan
+// knows, in every output, file, log and keyring item but its own.
+func (s *set) leakScan(t *testing.T) {
+	t.Helper()
+	it, err := keychain.NewPasskeyItem(s.svc, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr := keychain.OS()
+	raw, err := kr.Get(s.ctx, it)
+	defer clear(raw)
+	if err != nil {
+		t.Fatalf("the passkey is not in the keyring: %v", err)
+	}
+	var kept struct{ Key []byte }
+	if err := json.Unmarshal(raw, &kept); err != nil || len(kept.Key) == 0 {
+		t.Fatalf("the keyring item holds no key: %v", err)
+	}
+	defer clear(kept.Key)
+	priv, err := x509.ParsePKCS8PrivateKey(kept.Key)
+	if err != nil {
+		t.Fatal("the keyring item's key does not parse")
+	}
+	scalar, _ := priv.(*ecdsa.PrivateKey).Bytes()
+	defer clear(scalar)
+	for _, key := range [][]byte{kept.Key, scalar} {
+		for i, r := range s.runs {
+			leakscan.Bytes(t, key, fmt.Sprintf("run %d's output", i), append(r.Stdout(), r.Stderr()...))
+		}
+		if n := leakscan.Dirs(t, key, s.root.Dir); n == 0 {
+			t.Error("the leak scan read no file")
+		}
+		listed, err := kr.List(s.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range listed {
+			if l.Item == it {
+				continue
+			}
+			v, _ := kr.Get(s.ctx, l.Item)
+			leakscan.Bytes(t, key, "another keyring item", v)
+		}
+		for n := 0; ; n++ {
+			v, err := keyringIndex(n)
+			if err != nil {
+				break
+			}
+			leakscan.Bytes(t, key, "the keyring's index", v)
+		}
+	}
+}
