@@ -74,7 +74,7 @@ func BenchmarkNoHuman(b *testing.B) {
 		before := len(s.site.Logins())
 		t0 := time.Now()
 		r := s.run(b, "fill", "--service", s.svc, "--field", "passkey", "--json")
-		s.armed(r)
+		s.armed(b, r)
 		if _, err := chromedp.Run(s.tab.(*chromiumTab).cdp, chromedp.Evaluate[bool](`document.getElementById("signin").click(), true`)); err != nil {
 			b.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func BenchmarkNoHuman(b *testing.B) {
 			b.Fatal("the site let nobody in")
 		}
 		pk = append(pk, time.Since(t0))
-		s.result(r, fill.StatusOK, "answered")
+		s.result(b, r, fill.StatusOK, "answered")
 
 		// The password: the field focused, then the fill.
 		if err := chromedp.Do(s.tab.(*chromiumTab).cdp, chromedp.Navigate(srv.URL)); err != nil {

@@ -74,14 +74,14 @@ func (c *chromiumTab) open(url string) {
 	}
 }
 
-func (c *chromiumTab) armed(r *fgrun.Run) {
-	c.t.Helper()
+func (c *chromiumTab) armed(t testing.TB, r *fgrun.Run) {
+	t.Helper()
 	ctx, cancel := r.Awaiting(c.ctx, 30*time.Second)
 	defer cancel()
 	if err := poll.Until(ctx, 20*time.Millisecond, func() (bool, error) {
 		return chromedp.Run(c.worker, chromedp.Evaluate[bool](`passkeyArms.size === 1`))
 	}); err != nil {
-		c.t.Fatalf("the tab was never armed: %v; fillgate printed %s%s", err, r.Stdout(), r.Stderr())
+		t.Fatalf("the tab was never armed: %v; fillgate printed %s%s", err, r.Stdout(), r.Stderr())
 	}
 }
 
@@ -118,10 +118,10 @@ func TestChromiumPasskeys(t *testing.T) {
 	t.Run("an rpId the page may not claim", func(t *testing.T) {
 		count := s.site.SignCount(ours)
 		r := s.signIn(t)
-		s.armed(r)
+		s.armed(t, r)
 		_, _ = chromedp.Run(ct.cdp, chromedp.Evaluate[bool](`navigator.credentials.get({ publicKey: { challenge: new Uint8Array(32), rpId: "example.com" } })
 			.then(() => { document.getElementById("status").textContent = "answered"; }, (e) => { document.getElementById("status").textContent = "error: " + e.name; }), true`))
-		s.result(r, fill.StatusRefused, "may not claim")
+		s.result(t, r, fill.StatusRefused, "may not claim")
 		if s.site.SignCount(ours) != count {
 			t.Fatal("the agents' passkey signed")
 		}
@@ -146,11 +146,11 @@ func TestChromiumPasskeys(t *testing.T) {
 		s.policy("none")
 		count := s.site.SignCount(ours)
 		r := s.signIn(t)
-		s.armed(r)
+		s.armed(t, r)
 		if got := s.click("signin"); got != "welcome bob" {
 			t.Fatalf("bob's sign-in: the page says %q", got)
 		}
-		s.result(r, fill.StatusRefused, "the page asked for other passkeys than the agents'; fillgate did not answer it and let the browser's own passkeys answer")
+		s.result(t, r, fill.StatusRefused, "the page asked for other passkeys than the agents'; fillgate did not answer it and let the browser's own passkeys answer")
 		if last, n := s.lastLogin(t, ours); last.User != "bob" || bytes.Equal(last.CredentialID, ours) || n != count {
 			t.Fatalf("the site's last login %+v, count %d; want bob's own passkey, ours still at %d", last, n, count)
 		}
@@ -175,7 +175,7 @@ func TestChromiumPasskeys(t *testing.T) {
 		}
 		s.policy("lease") // the lease granted above signs nothing once the passkey is gone
 		r := s.signIn(t)
-		s.result(r, fill.StatusFailed, "no passkey of the agents' is kept for "+s.svc)
+		s.result(t, r, fill.StatusFailed, "no passkey of the agents' is kept for "+s.svc)
 	})
 
 	t.Run("an origin the site does not take", func(t *testing.T) { wrongOrigin(t, s, mirror) })
@@ -196,8 +196,8 @@ func wrongOrigin(t *testing.T, s *set, mirror string) {
 	s.tab.open(mirror)
 	s.setUser("cy")
 	add := s.run(t, "passkey", "add", "--service", svc, "--account", "cy", "--json")
-	s.approve(add)
-	s.armed(add)
+	s.approve(t, add)
+	s.armed(t, add)
 	if got := s.click("add"); got != "passkey added" {
 		t.Fatalf("add on the mirror: the page says %q", got)
 	}
@@ -215,7 +215,7 @@ func wrongOrigin(t *testing.T, s *set, mirror string) {
 	}
 	rejected := len(s.site.Rejections())
 	r := s.run(t, "fill", "--service", svc, "--field", "passkey", "--json")
-	s.armed(r)
+	s.armed(t, r)
 	if got := s.click("signin"); !strings.HasPrefix(got, "error: ") || !strings.Contains(got, "origin") {
 		t.Fatalf("sign-in on the mirror: the page says %q; want the site's refusal of the origin", got)
 	}

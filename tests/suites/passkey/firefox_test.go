@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
@@ -138,8 +139,8 @@ func (f *firefoxTab) evalIn(id, expr string) string {
 	return s
 }
 
-func (f *firefoxTab) armed(r *fgrun.Run) {
-	f.t.Helper()
+func (f *firefoxTab) armed(t testing.TB, r *fgrun.Run) {
+	t.Helper()
 	ctx, cancel := r.Awaiting(f.ctx, 30*time.Second)
 	defer cancel()
 	if err := poll.Until(ctx, 20*time.Millisecond, func() (bool, error) {
@@ -150,7 +151,7 @@ func (f *firefoxTab) armed(r *fgrun.Run) {
 		}
 		return false, err
 	}); err != nil {
-		f.t.Fatalf("the tab was never armed: %v; fillgate printed %s%s", err, r.Stdout(), r.Stderr())
+		t.Fatalf("the tab was never armed: %v; fillgate printed %s%s", err, r.Stdout(), r.Stderr())
 	}
 }
 
@@ -160,8 +161,9 @@ func (f *firefoxTab) armed(r *fgrun.Run) {
 // agent signs in with it under approval each, lease and none,
 // discoverably, with user verification required, on a page that calls
 // get() twice and while a frame of another origin calls get(); the site
-// verifies every assertion and its count. The private key is nowhere but
-// in its keyring item.
+// verifies every assertion and its count. A call whose allowCredentials
+// lacks the agents' passkey is left to Firefox's own WebAuthn. The
+// private key is nowhere but in its keyring item.
 func TestFirefoxPasskeys(t *testing.T) {
 	s := startFirefox(t)
 	ours := passkeys(t, s)
@@ -173,5 +175,23 @@ func TestFirefoxPasskeys(t *testing.T) {
 	t.Run("get() twice", func(t *testing.T) { twice(t, s, ours, gaveUp) })
 	mirror := s.site.Mirror(t)
 	t.Run("a frame of another origin", func(t *testing.T) { crossOriginFrame(t, s, mirror, ours, gaveUp) })
+	t.Run("allowCredentials without the agents' passkey", func(t *testing.T) {
+		// Firefox holds no passkey of the person's here: the page's call
+		// names one that only a security key could hold.
+		s.policy("none")
+		r := s.signIn(t)
+		s.armed(t, r)
+		got := s.tab.eval(`(() => {
+			const giveUp = new AbortController();
+			setTimeout(() => giveUp.abort(), 3000);
+			return navigator.credentials.get({ signal: giveUp.signal, publicKey: { challenge: crypto.getRandomValues(new Uint8Array(32)),
+				rpId: "localhost", allowCredentials: [{ type: "public-key", id: crypto.getRandomValues(new Uint8Array(16)) }] } })
+				.then((c) => "credential " + c.id, (e) => e.name + ": " + e.message);
+		})()`)
+		s.result(t, r, fill.StatusRefused, "the page asked for other passkeys than the agents'; fillgate did not answer it and let the browser's own passkeys answer")
+		if byFillgate(got, ours) || !gaveUp(got) {
+			t.Fatalf("the call got %q", got)
+		}
+	})
 	s.leakScan(t)
 }

@@ -41,7 +41,7 @@ type tab interface {
 	open(url string)
 	// armed waits until the extension has armed the tab for r's one
 	// call: the host's passkey_arm answered.
-	armed(r *fgrun.Run)
+	armed(t testing.TB, r *fgrun.Run)
 }
 
 // set is one browser with fillgate, a relying party and the person.
@@ -136,22 +136,22 @@ func (s *set) signIn(t testing.TB) *fgrun.Run {
 
 // approve waits for the native dialog and approves it: in
 // pinentry-gtk-2's confirmation Cancel has the focus, then Approve.
-func (s *set) approve(r *fgrun.Run) {
-	s.t.Helper()
+func (s *set) approve(t testing.TB, r *fgrun.Run) {
+	t.Helper()
 	ctx, cancel := r.Awaiting(s.ctx, 30*time.Second)
 	defer cancel()
 	if _, err := s.person.WaitDialog(ctx); err != nil {
-		s.t.Fatalf("no native dialog: %v; fillgate printed %s%s", err, r.Stdout(), r.Stderr())
+		t.Fatalf("no native dialog: %v; fillgate printed %s%s", err, r.Stdout(), r.Stderr())
 	}
 	if err := s.person.Key(s.ctx, "Tab", "Return"); err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 }
 
 // armed waits until the extension holds an arm for the site's tab.
-func (s *set) armed(r *fgrun.Run) {
-	s.t.Helper()
-	s.tab.armed(r)
+func (s *set) armed(t testing.TB, r *fgrun.Run) {
+	t.Helper()
+	s.tab.armed(t, r)
 }
 
 // setUser puts name into the page's account field ("" for a
@@ -187,26 +187,26 @@ func (s *set) await(id string) string {
 func (s *set) enrol() {
 	s.t.Helper()
 	add := s.run(s.t, "passkey", "add", "--service", s.svc, "--account", "ada", "--json")
-	s.approve(add)
-	s.armed(add)
+	s.approve(s.t, add)
+	s.armed(s.t, add)
 	if got := s.click("add"); got != "passkey added" {
 		s.t.Fatalf("add: the page says %q", got)
 	}
-	s.result(add, fill.StatusOK, "added a passkey for your agents")
+	s.result(s.t, add, fill.StatusOK, "added a passkey for your agents")
 }
 
 // result waits for r's result.
-func (s *set) result(r *fgrun.Run, want fill.Status, detail string) fill.Result {
-	s.t.Helper()
+func (s *set) result(t testing.TB, r *fgrun.Run, want fill.Status, detail string) fill.Result {
+	t.Helper()
 	res, code, err := r.Result(s.ctx)
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if res.Status != want || code != want.ExitCode() || !strings.Contains(res.Detail, detail) || res.Field != fill.FieldPasskey {
-		s.t.Fatalf("result %+v (exit %d); want %s with %q", res, code, want, detail)
+		t.Fatalf("result %+v (exit %d); want %s with %q", res, code, want, detail)
 	}
 	if res.Status == fill.StatusOK && (res.Origin != s.site.URL || res.Via != fill.ViaExtension) {
-		s.t.Fatalf("result %+v; want origin %s via the extension", res, s.site.URL)
+		t.Fatalf("result %+v; want origin %s via the extension", res, s.site.URL)
 	}
 	return res
 }
@@ -254,13 +254,13 @@ func passkeys(t *testing.T, s *set) []byte {
 		count := s.site.SignCount(ours) + 1
 		r := s.signIn(t)
 		if prompt {
-			s.approve(r)
+			s.approve(t, r)
 		}
-		s.armed(r)
+		s.armed(t, r)
 		if got := s.click("signin"); got != "welcome ada" {
 			t.Fatalf("sign-in: the page says %q", got)
 		}
-		s.result(r, fill.StatusOK, "answered the page's passkey sign-in")
+		s.result(t, r, fill.StatusOK, "answered the page's passkey sign-in")
 		last, n := s.lastLogin(t, ours)
 		if !bytes.Equal(last.CredentialID, ours) || n != count || last.UserVerified != uv || last.Discoverable {
 			t.Fatalf("the site's last login %+v, count %d; want ours named in allowCredentials with count %d, UV %v", last, n, count, uv)
@@ -292,11 +292,11 @@ func discoverable(t *testing.T, s *set, ours []byte) {
 	s.setUser("")
 	defer s.setUser("ada")
 	r := s.signIn(t)
-	s.armed(r)
+	s.armed(t, r)
 	if got := s.click("signin"); got != "welcome ada" {
 		t.Fatalf("discoverable sign-in: the page says %q", got)
 	}
-	s.result(r, fill.StatusOK, "answered the page's passkey sign-in")
+	s.result(t, r, fill.StatusOK, "answered the page's passkey sign-in")
 	last, n := s.lastLogin(t, ours)
 	if !last.Discoverable || !bytes.Equal(last.CredentialID, ours) || last.User != "ada" || n != count+1 {
 		t.Fatalf("the site's last login %+v, count %d; want ada's discoverable login with ours at %d", last, n, count+1)
@@ -316,23 +316,23 @@ func uvRequired(t *testing.T, s *set, ours []byte) {
 		s.policy(approval)
 		logins := len(s.site.Logins())
 		r := s.signIn(t)
-		s.armed(r)
+		s.armed(t, r)
 		if got := s.click("signin"); got != refusedByFillgate {
 			t.Fatalf("UV required under %s: the page says %q", approval, got)
 		}
-		s.result(r, fill.StatusRefused, passkeycall.ErrUVRequired.Error())
+		s.result(t, r, fill.StatusRefused, passkeycall.ErrUVRequired.Error())
 		if len(s.site.Logins()) != logins || s.site.SignCount(ours) != count {
 			t.Fatalf("UV required under %s: the site let someone in, or the count moved", approval)
 		}
 	}
 	s.policy("each")
 	r := s.signIn(t)
-	s.approve(r)
-	s.armed(r)
+	s.approve(t, r)
+	s.armed(t, r)
 	if got := s.click("signin"); got != "welcome ada" {
 		t.Fatalf("UV required, approved in the dialog: the page says %q", got)
 	}
-	s.result(r, fill.StatusOK, "approved in the prompt")
+	s.result(t, r, fill.StatusOK, "approved in the prompt")
 	last, n := s.lastLogin(t, ours)
 	if !bytes.Equal(last.CredentialID, ours) || !last.UVRequired || !last.UserVerified || n != count+1 {
 		t.Fatalf("the site's last login %+v, count %d; want ours, verified under UV required, at %d", last, n, count+1)
@@ -348,11 +348,11 @@ func twice(t *testing.T, s *set, ours []byte, wantSecond func(string) bool) {
 	s.tab.open(s.site.URL + "/?calls=2")
 	defer s.tab.open(s.site.URL)
 	r := s.signIn(t)
-	s.armed(r)
+	s.armed(t, r)
 	if got := s.click("signin"); got != "welcome ada" {
 		t.Fatalf("two calls: the page says %q after the first", got)
 	}
-	s.result(r, fill.StatusOK, "answered the page's passkey sign-in")
+	s.result(t, r, fill.StatusOK, "answered the page's passkey sign-in")
 	second := s.await("second")
 	if byFillgate(second, ours) || !wantSecond(second) {
 		t.Fatalf("the second call got %q", second)
@@ -373,7 +373,7 @@ func crossOriginFrame(t *testing.T, s *set, mirror string, ours []byte, wantFram
 	s.policy("none")
 	s.tab.open(s.site.URL)
 	r := s.signIn(t)
-	s.armed(r)
+	s.armed(t, r)
 	s.tab.eval(`(() => { const f = document.createElement("iframe"); f.allow = "publickey-credentials-get *"; f.src = ` +
 		strconv.Quote(mirror+"/frame") + `; f.onload = () => f.contentWindow.postMessage("get", "*"); document.body.append(f); return true; })()`)
 	framed := s.await("framed")
@@ -383,7 +383,7 @@ func crossOriginFrame(t *testing.T, s *set, mirror string, ours []byte, wantFram
 	if got := s.click("signin"); got != "welcome ada" {
 		t.Fatalf("the top page's call after the frame's: the page says %q", got)
 	}
-	s.result(r, fill.StatusOK, "answered the page's passkey sign-in")
+	s.result(t, r, fill.StatusOK, "answered the page's passkey sign-in")
 	// The passkey signed once: a signature for the frame too would have
 	// left the count the site gets one further.
 	if last, n := s.lastLogin(t, ours); !bytes.Equal(last.CredentialID, ours) || n != count+1 {
