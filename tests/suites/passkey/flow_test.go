@@ -134,6 +134,19 @@ func (s *set) signIn(t testing.TB) *fgrun.Run {
 	return s.run(t, "fill", "--service", s.svc, "--field", "passkey", "--json")
 }
 
+// press starts the agent's sign-in, approves it in the native dialog
+// when prompt, waits for the tab's arm and presses the page's sign-in
+// button: it returns the run and what the page then says.
+func (s *set) press(t testing.TB, prompt bool) (*fgrun.Run, string) {
+	t.Helper()
+	r := s.signIn(t)
+	if prompt {
+		s.approve(t, r)
+	}
+	s.armed(t, r)
+	return r, s.click("signin")
+}
+
 // approve waits for the native dialog and approves it: in
 // pinentry-gtk-2's confirmation Cancel has the focus, then Approve.
 func (s *set) approve(t testing.TB, r *fgrun.Run) {
@@ -252,12 +265,8 @@ func passkeys(t *testing.T, s *set) []byte {
 	signIn := func(t *testing.T, prompt bool, uv bool) {
 		t.Helper()
 		count := s.site.SignCount(ours) + 1
-		r := s.signIn(t)
-		if prompt {
-			s.approve(t, r)
-		}
-		s.armed(t, r)
-		if got := s.click("signin"); got != "welcome ada" {
+		r, got := s.press(t, prompt)
+		if got != "welcome ada" {
 			t.Fatalf("sign-in: the page says %q", got)
 		}
 		s.result(t, r, fill.StatusOK, "answered the page's passkey sign-in")
@@ -291,9 +300,8 @@ func discoverable(t *testing.T, s *set, ours []byte) {
 	s.policy("none")
 	s.setUser("")
 	defer s.setUser("ada")
-	r := s.signIn(t)
-	s.armed(t, r)
-	if got := s.click("signin"); got != "welcome ada" {
+	r, got := s.press(t, false)
+	if got != "welcome ada" {
 		t.Fatalf("discoverable sign-in: the page says %q", got)
 	}
 	s.result(t, r, fill.StatusOK, "answered the page's passkey sign-in")
@@ -315,9 +323,8 @@ func uvRequired(t *testing.T, s *set, ours []byte) {
 	for _, approval := range []string{"lease", "none"} {
 		s.policy(approval)
 		logins := len(s.site.Logins())
-		r := s.signIn(t)
-		s.armed(t, r)
-		if got := s.click("signin"); got != refusedByFillgate {
+		r, got := s.press(t, false)
+		if got != refusedByFillgate {
 			t.Fatalf("UV required under %s: the page says %q", approval, got)
 		}
 		s.result(t, r, fill.StatusRefused, passkeycall.ErrUVRequired.Error())
@@ -326,10 +333,8 @@ func uvRequired(t *testing.T, s *set, ours []byte) {
 		}
 	}
 	s.policy("each")
-	r := s.signIn(t)
-	s.approve(t, r)
-	s.armed(t, r)
-	if got := s.click("signin"); got != "welcome ada" {
+	r, got := s.press(t, true)
+	if got != "welcome ada" {
 		t.Fatalf("UV required, approved in the dialog: the page says %q", got)
 	}
 	s.result(t, r, fill.StatusOK, "approved in the prompt")
@@ -347,9 +352,8 @@ func twice(t *testing.T, s *set, ours []byte, wantSecond func(string) bool) {
 	s.policy("none")
 	s.tab.open(s.site.URL + "/?calls=2")
 	defer s.tab.open(s.site.URL)
-	r := s.signIn(t)
-	s.armed(t, r)
-	if got := s.click("signin"); got != "welcome ada" {
+	r, got := s.press(t, false)
+	if got != "welcome ada" {
 		t.Fatalf("two calls: the page says %q after the first", got)
 	}
 	s.result(t, r, fill.StatusOK, "answered the page's passkey sign-in")
