@@ -30,7 +30,9 @@ const loginPage = `<!doctype html><meta charset=utf-8><title>login</title>
 // having let the user in. For the agents' passkey that is until the
 // relying party verified the assertion (the arm, the page's get() as soon
 // as the tab is armed, the check, the signature and the count kept in
-// the keyring); for a saved password until the site got the submitted
+// the keyring), both as a run that waits for the page's call and as one
+// with --no-wait (it answers "armed", then the agent clicks: an MCP
+// agent's way); for a saved password until the site got the submitted
 // form (inspect, the keyring read, insert and submit).
 //
 //	go test -run '^$' -bench NoHuman -benchtime 20x ./tests/suites/passkey
@@ -65,7 +67,7 @@ func BenchmarkNoHuman(b *testing.B) {
 	}
 	s.policyText(fmt.Sprintf("rate_limit = \"1000/1m\"\nno_response_cooldown = \"0s\"\n\n[service.%q]\napproval = \"none\"\n\n[service.%q]\napproval = \"none\"\n", s.svc, pwSvc))
 
-	var pk, pw []time.Duration
+	var pk, pkNoWait, pw []time.Duration
 	for range b.N {
 		// The passkey: the page calls get() as soon as the tab is armed.
 		if err := chromedp.Do(s.tab.(*chromiumTab).cdp, chromedp.Navigate(s.site.URL)); err != nil {
@@ -83,6 +85,25 @@ func BenchmarkNoHuman(b *testing.B) {
 		}
 		pk = append(pk, time.Since(t0))
 		s.result(b, r, fill.StatusOK, "answered")
+
+		// The same with --no-wait, as an agent that makes one call at a
+		// time: the run answers "armed", then the agent clicks.
+		if err := chromedp.Do(s.tab.(*chromiumTab).cdp, chromedp.Navigate(s.site.URL)); err != nil {
+			b.Fatal(err)
+		}
+		before = len(s.site.Logins())
+		t0 = time.Now()
+		r = s.run(b, "fill", "--service", s.svc, "--field", "passkey", "--no-wait", "--json")
+		if res, code, err := r.Result(s.ctx); err != nil || res.Status != fill.StatusArmed || code != 0 {
+			b.Fatalf("fill --no-wait: %+v, exit %d, %v; want armed, exit 0", res, code, err)
+		}
+		if _, err := chromedp.Run(s.tab.(*chromiumTab).cdp, chromedp.Evaluate[bool](`document.getElementById("signin").click(), true`)); err != nil {
+			b.Fatal(err)
+		}
+		if err := poll.Until(s.ctx, time.Millisecond, func() (bool, error) { return len(s.site.Logins()) > before, nil }); err != nil {
+			b.Fatal("the site let nobody in after armed")
+		}
+		pkNoWait = append(pkNoWait, time.Since(t0))
 
 		// The password: the field focused, then the fill.
 		if err := chromedp.Do(s.tab.(*chromiumTab).cdp, chromedp.Navigate(srv.URL)); err != nil {
@@ -111,6 +132,7 @@ func BenchmarkNoHuman(b *testing.B) {
 		}
 	}
 	b.ReportMetric(median.Ms(pk), "ms-passkey-request→login")
+	b.ReportMetric(median.Ms(pkNoWait), "ms-passkey-no-wait-request→login")
 	b.ReportMetric(median.Ms(pw), "ms-password-request→submit")
 	b.ReportMetric(0, "ns/op")
 }
