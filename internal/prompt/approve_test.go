@@ -9,11 +9,9 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/chromedp/chromedp/remote"
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
-	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
@@ -91,20 +89,13 @@ func TestTheAccountThePageShows(t *testing.T) {
 	}
 }
 
-// TestApproveInRealChromium runs the page's own script: the database
+// approveInRealChromium runs the page's own script: the database
 // password typed into its field stays out of the page as the value does,
 // the radio picks the account, Approve sends it; and on another prompt
 // the Remember box goes with a typed value.
-func TestApproveInRealChromium(t *testing.T) {
+func approveInRealChromium(t *testing.T, sc sharedChromium) {
 	ctx := testCtx(t)
-	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
-	allocCtx, cancelAlloc := remote.NewAllocator(ctx, c.WebSocketURL, remote.NoModifyURL)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("attach to chromium: %v", err)
-	}
+	browserCtx := sc.context(t)
 
 	t.Run("approve", func(t *testing.T) {
 		dbPassword := leakscan.NewSecret(t)

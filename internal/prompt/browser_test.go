@@ -16,7 +16,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/chromedp/chromedp/remote"
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/prompt"
@@ -101,21 +100,57 @@ func waitText(t *testing.T, ctx, tab context.Context, want string) {
 	}
 }
 
-// TestInRealChromium drives the page in headless Chromium with the
+// sharedChromium is the headless Chromium the package's browser tests
+// share: starting one costs seconds of CPU, most of a short test's.
+type sharedChromium struct {
+	*browser.Chromium
+	root context.Context // attached to the browser, for context
+}
+
+// context opens a browser context of t's own (its own cookies, storage
+// and tabs, as an incognito window has), closed when t ends, and returns
+// it for chromedp.NewContext to open tabs in: nothing of another test's
+// pages reaches t's.
+func (sc sharedChromium) context(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(sc.root, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("new browser context: %v", err)
+	}
+	return ctx
+}
+
+// TestRealChromium runs the prompt's page in one real headless Chromium,
+// each case in a browser context of its own.
+func TestRealChromium(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
+	sc := sharedChromium{Chromium: c, root: c.Attach(t, ctx)}
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T, sharedChromium)
+	}{
+		{"keyboard", inRealChromium},
+		{"system opener file", systemOpenerFileInRealChromium},
+		{"without JavaScript", withoutJavaScriptInRealChromium},
+		{"approve", approveInRealChromium},
+		{"a script cannot answer", scriptCannotAnswer},
+		{"the answer's size hides the length", answerSizeHidesLength},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, sc) })
+	}
+}
+
+// inRealChromium drives the page in headless Chromium with the
 // keyboard alone: the field has focus on load, Enter sends, Esc cancels.
 // It also proves what only a browser can: the CSP hashes let the page's
 // own style and script run and nothing is blocked, dark mode changes the
 // colours, and the form's POST carries the Origin the prompt checks.
-func TestInRealChromium(t *testing.T) {
+func inRealChromium(t *testing.T, sc sharedChromium) {
 	ctx := testCtx(t)
-	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
-	allocCtx, cancelAlloc := remote.NewAllocator(ctx, c.WebSocketURL, remote.NoModifyURL)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("attach to chromium: %v", err)
-	}
+	c, browserCtx := sc.Chromium, sc.context(t)
 
 	t.Run("enter submits", func(t *testing.T) {
 		secret := leakscan.NewSecret(t)
@@ -268,17 +303,16 @@ func waitURL(t *testing.T, ctx, tab context.Context, url string) {
 	}
 }
 
-// TestSystemOpenerFileInRealChromium opens a local file like the system
+// systemOpenerFileInRealChromium opens a local file like the system
 // opener's in Chromium: its meta refresh leads to the prompt (a
 // cross-site navigation the prompt lets in), the prompt binds itself to
 // this browser with its cookie, which Chromium keeps on 127.0.0.1 without
 // Secure and sends back on a reload and with the form's POST; another
 // client loading the URL afterwards burns the prompt, and the form in
 // Chromium can no longer answer.
-func TestSystemOpenerFileInRealChromium(t *testing.T) {
+func systemOpenerFileInRealChromium(t *testing.T, sc sharedChromium) {
 	ctx := testCtx(t)
-	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
-	browserCtx := c.Attach(t, ctx)
+	c, browserCtx := sc.Chromium, sc.context(t)
 
 	t.Run("file, reload, enter", func(t *testing.T) {
 		secret := leakscan.NewSecret(t)
@@ -451,13 +485,12 @@ func TestSystemOpenerFileInRealFirefox(t *testing.T) {
 	noLeak(t, secret, map[string][]byte{"log": logs.Bytes(), "firefox output": []byte(ff.Output())})
 }
 
-// TestWithoutJavaScriptInRealChromium loads the prompt in Chromium with
+// withoutJavaScriptInRealChromium loads the prompt in Chromium with
 // JavaScript off: the page says it needs JavaScript, offers no field to
 // type into and can send nothing, and its Cancel form still cancels.
-func TestWithoutJavaScriptInRealChromium(t *testing.T) {
+func withoutJavaScriptInRealChromium(t *testing.T, sc sharedChromium) {
 	ctx := testCtx(t)
-	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
-	bctx := c.Attach(t, ctx)
+	bctx := sc.context(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	tab, cancel := chromedp.NewContext(bctx)
 	t.Cleanup(cancel)

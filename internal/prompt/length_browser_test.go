@@ -7,28 +7,19 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/chromedp/chromedp/remote"
 
-	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
-// TestAnswerSizeHidesLength: a DevTools client that records the browser's
+// answerSizeHidesLength: a DevTools client that records the browser's
 // network traffic (an agent's Playwright attached to the browser, a HAR
 // recorder) sees the prompt's POST. The body is ciphertext, but its size
 // must not tell how long the value is (README: the agent must never see
 // "the value, its length"). Two answers of different lengths must post
 // bodies of the same size.
-func TestAnswerSizeHidesLength(t *testing.T) {
+func answerSizeHidesLength(t *testing.T, sc sharedChromium) {
 	ctx := testCtx(t)
-	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
-	allocCtx, cancelAlloc := remote.NewAllocator(ctx, c.WebSocketURL, remote.NoModifyURL)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("attach to chromium: %v", err)
-	}
+	browserCtx := sc.context(t)
 	secret := leakscan.NewSecret(t)
 	bodySize := func(value []byte) int {
 		p, _ := startPrompt(t, ctx, testInfo())

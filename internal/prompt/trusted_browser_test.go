@@ -7,26 +7,17 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/chromedp/chromedp/remote"
 
-	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
-// TestScriptCannotAnswer: a script in the prompt's page (one a program
+// scriptCannotAnswer: a script in the prompt's page (one a program
 // attached to the browser runs there) types, sends and approves nothing
 // by dispatching events: the page takes only trusted keys and clicks. The
 // person's own keys then answer as usual.
-func TestScriptCannotAnswer(t *testing.T) {
+func scriptCannotAnswer(t *testing.T, sc sharedChromium) {
 	ctx := testCtx(t)
-	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
-	allocCtx, cancelAlloc := remote.NewAllocator(ctx, c.WebSocketURL, remote.NoModifyURL)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("attach to chromium: %v", err)
-	}
+	browserCtx := sc.context(t)
 	for _, saved := range []bool{false, true} {
 		info := testInfo()
 		if saved {
