@@ -289,15 +289,27 @@ func parentPID(pid int) int {
 	return ppid
 }
 
-// waitGone waits for process pid to exit.
+// waitGone waits for process pid to exit: reaped, or a zombie whose
+// threads have all exited (its files closed).
 func waitGone(t testing.TB, ctx context.Context, pid int, what string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
 		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return true, nil // reaped
+		}
+		// A zombie: its first thread has exited. A killed Go process
+		// has more, and its files (a listening socket) close only when
+		// the last one exits: until then, as /proc/PID/task shows,
+		// another process could not bind its port.
 		i := bytes.LastIndexByte(stat, ')')
-		return err != nil || (i > 0 && len(stat) > i+2 && stat[i+2] == 'Z'), nil
+		if i < 0 || len(stat) <= i+2 || stat[i+2] != 'Z' {
+			return false, nil
+		}
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		return err != nil || len(tasks) <= 1, nil
 	}) != nil {
 		t.Errorf("%s (pid %d) still runs after the browser stopped", what, pid)
 	}
