@@ -265,7 +265,7 @@ func (e *Engine) detachable(ctx context.Context, req Request, r Result, progress
 		detached.Store(true)
 		early := r.with(StatusArmed, fmt.Sprintf("the tab is armed for one passkey sign-in on %s until %s (%s): click the page's passkey button now, or let the page ask; "+
 			"fillgate answers that one call with the agents' passkey and the page completes its own login (the outcome goes to fillgate's audit log)",
-			r.Origin, deadline.Format(time.TimeOnly), roundBudget(time.Until(deadline))))
+			r.Origin, deadline.Format(time.TimeOnly), roundBudget(deadline.Sub(e.now()))))
 		progress(Progress{Phase: PhaseArmed, Deadline: deadline, Result: &early})
 	}
 	return dctx, armed, func() { unhook(); cancel(nil) }
