@@ -47,7 +47,10 @@ func Start(t testing.TB) *Display {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset")
+	// -r: no autorepeat. xdotool presses and releases each key itself, and
+	// under load it can be descheduled between the two for longer than the
+	// autorepeat delay: the server would then type the key again.
+	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset", "-r")
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.SysProcAttr = sysProcAttr()
 	var stderr bytes.Buffer
