@@ -286,14 +286,9 @@ func (a *attackRig) typeIn(t testing.TB, w desktop.Window, secret []byte) {
 	}
 }
 
-// noDialogUntil fails t, saying why it should not have, if a native
-// dialog shows before done closes (a fill that needs no person, or one
-// the person already answered). A dialog that shows is cancelled, so the
-// request ends at once.
-func (a *attackRig) noDialogUntil(t testing.TB, done <-chan struct{}, why string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(a.ctx)
-	defer cancel()
+// whileOpen is ctx, ended also when done closes.
+func whileOpen(ctx context.Context, done <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		select {
 		case <-done:
@@ -301,6 +296,17 @@ func (a *attackRig) noDialogUntil(t testing.TB, done <-chan struct{}, why string
 		case <-ctx.Done():
 		}
 	}()
+	return ctx, cancel
+}
+
+// noDialogUntil fails t, saying why it should not have, if a native
+// dialog shows before done closes (a fill that needs no person, or one
+// the person already answered). A dialog that shows is cancelled, so the
+// request ends at once.
+func (a *attackRig) noDialogUntil(t testing.TB, done <-chan struct{}, why string) {
+	t.Helper()
+	ctx, cancel := whileOpen(a.ctx, done)
+	defer cancel()
 	w, err := a.person.WaitClass(ctx, "^[Pp]inentry")
 	if err == nil {
 		t.Errorf("a native dialog (%q) showed: %s", w.Name, why)

@@ -192,13 +192,8 @@ func (p *pkRig) dialog(t testing.TB, done <-chan struct{}, title string) desktop
 	t.Helper()
 	ctx, cancel := context.WithTimeout(p.a.ctx, 30*time.Second)
 	defer cancel()
-	go func() {
-		select {
-		case <-done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := whileOpen(ctx, done)
+	defer stop()
 	w, err := p.a.person.WaitDialog(ctx)
 	if err != nil {
 		p.a.logTail(t)
