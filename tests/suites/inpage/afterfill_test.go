@@ -64,9 +64,15 @@ func (s *site) fill(t testing.TB, path, focus, kind, then string, value []byte) 
 	return tb, v
 }
 
-// wantVerdict checks the verdict's account of the submit.
+// wantVerdict checks the verdict's account of the submit. Where the page
+// is to navigate, an unconfirmed verdict (the browser dropped the answer
+// as the page left; see insertThen) is the product's right answer too,
+// and the caller's checks of the page and the service still run.
 func wantVerdict(t *testing.T, v verdict, submitted, navigated, cleared bool, stopped string) {
 	t.Helper()
+	if v.Unconfirmed && navigated {
+		return
+	}
 	if v.Submitted != submitted || v.Navigated != navigated || v.Cleared != cleared || v.Stopped != stopped || v.Remains {
 		t.Fatalf("verdict %+v; want submitted %v, navigated %v, cleared %v, stopped %q, nothing remaining", v, submitted, navigated, cleared, stopped)
 	}
@@ -225,7 +231,10 @@ func TestAfterFill(t *testing.T) {
 		code := otpCode(t)
 		s.login.SetRight(code)
 		tb, v := s.fill(t, "/split-auto", "b0", "one-time-code", "submit", code)
-		if !v.Submitted || v.Stopped != "" || v.Remains {
+		// Whether the page left within fillgate's wait depends on the
+		// machine's load (navigated, or cleared: either is right); so is a
+		// page gone before the call could answer (unconfirmed).
+		if !(v.Submitted || v.Unconfirmed) || v.Stopped != "" || v.Remains {
 			t.Fatalf("verdict %+v; want submitted (by the page), nothing remaining", v)
 		}
 		s.loggedIn(t, tb, "/api/otp", code, true) // once: fillgate must not submit it again
