@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/repo"
 )
 
 // sample is the made-up text the benchmark types: no secret of anyone's.
@@ -205,8 +205,7 @@ func (r *rig) references(b *testing.B, n int, f map[string]series) {
 	if err != nil {
 		b.Fatal("node not found: run tests/setup")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.CommandContext(r.ctx, node, filepath.Join(filepath.Dir(file), "playwright-ref.mjs"),
+	cmd := exec.CommandContext(r.ctx, node, repo.Path("tests/bench/playwright-ref.mjs"),
 		fmt.Sprintf("http://127.0.0.1:%d", r.chrome.Port), tb.mark, strconv.Itoa(n), sample)
 	cmd.Env = append(os.Environ(), "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
 	out, err := cmd.Output()

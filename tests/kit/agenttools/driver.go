@@ -22,22 +22,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/repo"
 	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // Dir is the directory of package.json, node_modules and driver.mjs.
-func Dir() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		panic("agenttools: cannot find this source file")
-	}
-	return filepath.Dir(file)
-}
+func Dir() string { return repo.Path("tests/kit/agenttools") }
 
 // Node finds the node binary. Tests fail, never skip, without one:
 // tests/setup installs the packages and needs node itself.

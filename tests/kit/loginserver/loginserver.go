@@ -22,12 +22,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/repo"
 )
 
 // Server is one origin of the login site.
@@ -278,7 +278,4 @@ var libs = map[string]string{
 }
 
 // dir is this package's source directory.
-func dir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(file)
-}
+func dir() string { return repo.Path("tests/kit/loginserver") }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -14,16 +13,17 @@ import (
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/repo"
 )
 
 // extensionDir is the repository's extension/ directory, loaded unpacked.
 func extensionDir(t testing.TB) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot find the test's source directory")
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "extension")
+	return filepath.Join(root, "extension")
 }
 
 // worker is a CDP session on the extension's service worker.
