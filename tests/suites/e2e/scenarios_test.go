@@ -119,6 +119,7 @@ var scenarios = []scenario{
 	{"one-time code", func(t *testing.T, b testBrowser) {
 		s := b.session()
 		secret := s.secret(t)
+		s.leftInTextField()
 		tb := b.open(t, s.origin1+"/otp")
 		tb.focus(`document.getElementById("otp")`)
 		a, p := ask(t, b, "--service", svc, "--field", "otp", "--then", "none")
@@ -138,6 +139,7 @@ var scenarios = []scenario{
 	{"split code", func(t *testing.T, b testBrowser) {
 		s := b.session()
 		secret := s.codeSecret(t, 6)
+		s.leftInTextField()
 		tb, p, a := filledWith(t, b, "/split", `document.getElementById("b0")`, secret, "--field", "otp")
 		res, code := s.outcome(t, secret, a)
 		wantResult(t, res, code, fill.StatusOK, svc, fill.FieldOTP)
