@@ -108,11 +108,14 @@ type browserSession struct {
 	lookalike string
 	host      agentsock.HostStatus // the host serving the extension now
 	prompts   *promptwatch.Watch
-	secrets   [][]byte // every scenario's secret, for the final scan
-	owners    []string // the test that made each of secrets
-	// inText marks the secrets a scenario leaves in a text field (then
-	// none): see leftInTextField.
-	inText map[int]bool
+	secrets   []scanned // every scenario's secret, for the final scan
+}
+
+// scanned is a secret the finish scan looks for.
+type scanned struct {
+	value       []byte
+	owner       string // the test that made it, named by a leak
+	inTextField bool   // left in a text field: see leftInTextField
 }
 
 // newSession serves the login pages on two loopback origins, each framing
@@ -138,7 +141,7 @@ func (s *browserSession) isPrompt() func(url string) bool {
 // secret makes the random secret of one scenario; finish scans for it.
 func (s *browserSession) secret(t testing.TB) []byte {
 	sec := leakscan.NewSecret(t)
-	s.secrets, s.owners = append(s.secrets, sec), append(s.owners, t.Name())
+	s.secrets = append(s.secrets, scanned{value: sec, owner: t.Name()})
 	return sec
 }
 
@@ -151,10 +154,7 @@ func (s *browserSession) secret(t testing.TB) []byte {
 // finish scan passes over Chromium's Sessions/ for such a secret, and
 // only for it; every other file, and every file of fillgate, is scanned.
 func (s *browserSession) leftInTextField() {
-	if s.inText == nil {
-		s.inText = map[int]bool{}
-	}
-	s.inText[len(s.secrets)-1] = true
+	s.secrets[len(s.secrets)-1].inTextField = true
 }
 
 // codeSecret is a random one-time code of n letters and digits, the
@@ -166,7 +166,7 @@ func (s *browserSession) codeSecret(t testing.TB, n int) []byte {
 	for i := range code {
 		code[i] = alphabet[randIndex(t, len(alphabet))]
 	}
-	s.secrets, s.owners = append(s.secrets, code), append(s.owners, t.Name())
+	s.secrets = append(s.secrets, scanned{value: code, owner: t.Name()})
 	return code
 }
 
@@ -319,18 +319,18 @@ func finish(t testing.TB, b testBrowser) {
 	s := b.session()
 	output := b.stop()
 	waitGone(t, s.ctx, s.host.PID, "the host")
-	for i, secret := range s.secrets {
-		// A leak names the test whose secret it is.
-		named := ownedBy{t, s.owners[i]}
-		leakscan.Bytes(named, secret, "the browser's output", []byte(output))
+	_, inFirefox := b.(*firefox)
+	for _, sec := range s.secrets {
+		named := ownedBy{t, sec.owner} // a leak names the test whose secret it is
+		leakscan.Bytes(named, sec.value, "the browser's output", []byte(output))
 		skip := func(string) bool { return false }
-		if _, ff := b.(*firefox); !ff && s.inText[i] {
+		if sec.inTextField && !inFirefox {
 			skip = chromiumSessionFile
 		}
-		if n := leakscan.DirsExcept(named, secret, skip, s.root); n < 20 {
+		if n := leakscan.DirsExcept(named, sec.value, skip, s.root); n < 20 {
 			t.Errorf("the leak scan read only %d files under %s", n, s.root)
 		}
-		clear(secret)
+		clear(sec.value)
 	}
 }
 

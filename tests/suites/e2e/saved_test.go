@@ -219,7 +219,7 @@ func TestChromiumSaved(t *testing.T) {
 		login.SetTOTP(key)
 		seed := []byte("otpauth://totp/Login:ada?secret=" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(key) + "&issuer=Login")
 		secrets = append(secrets, seed)
-		ch.secrets, ch.owners = append(ch.secrets, seed), append(ch.owners, t.Name())
+		ch.secrets = append(ch.secrets, scanned{value: seed, owner: t.Name()})
 		if out, _, code := ch.cliIn(t, ch.ctx, seed, "remember", "--service", "127.0.0.3", "--field", "otp", "--account", "ada", "--stdin"); code != 0 {
 			t.Fatalf("fillgate remember: %s", out)
 		}

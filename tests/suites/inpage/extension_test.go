@@ -3,7 +3,6 @@ package inpage
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,11 +18,7 @@ import (
 // extensionDir is the repository's extension/ directory, loaded unpacked.
 func extensionDir(t testing.TB) string {
 	t.Helper()
-	root, err := repo.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(root, "extension")
+	return repo.Path("extension")
 }
 
 // worker is a CDP session on the extension's service worker.

@@ -53,6 +53,21 @@ func (w *targetWatch) waitGone(t testing.TB, ctx context.Context, id target.ID, 
 	}
 }
 
+// goneAlready reports whether the browser has destroyed target id by now,
+// without waiting (it takes the events it reads).
+func (w *targetWatch) goneAlready(id target.ID) bool {
+	for {
+		select {
+		case g := <-w.gone:
+			if g == id {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+}
+
 // workerStopped returns a channel closed when the ServiceWorker domain,
 // enabled on the page target ctx, reports the extension's worker stopped.
 func workerStopped(ctx context.Context) <-chan struct{} {
@@ -138,6 +153,9 @@ func TestPromptWindowsDieWithTheHost(t *testing.T) {
 	case <-stopped:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the service worker did not stop")
+	}
+	if targets.goneAlready(popup.TargetID) {
+		t.Fatalf("the prompt window closed with the worker; the start-up cleanup is not exercised")
 	}
 	// Anything the extension hears starts the worker again (here the
 	// popup asking for its state, unless a tab event did already): the
