@@ -74,8 +74,10 @@ var pageStyle = "\n" + styleCSS
 // cannot answer for them by dispatching events.
 //
 // The window's title names the prompt only once the script can take an
-// answer (and has put the focus where the person types): a person, or a
-// test standing for one, who waits for that title loses no key.
+// answer (and has put the focus where the person types) and the browser
+// has shown the page (its first contentful paint: Chromium drops the keys
+// a page is sent before its first paint): a person, or a test standing
+// for one, who waits for that title loses no key.
 var pageScript = "\n" + scriptJS
 
 // csp is the Content-Security-Policy of every response: nothing loads,

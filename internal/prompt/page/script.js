@@ -164,6 +164,17 @@
     if (state === "open") finish(expired() ? "expired" : "closed");
   })();
 
+  // afterFirstPaint calls then once the browser has shown the page: until
+  // its first paint Chromium drops the keys the page is sent, so the title
+  // that tells a person (or a test) the prompt is ready waits for it.
+  function afterFirstPaint(then) {
+    const painted = () => performance.getEntriesByName("first-contentful-paint").length > 0;
+    if (!PerformanceObserver.supportedEntryTypes?.includes("paint")) return requestAnimationFrame(() => setTimeout(then));
+    if (painted()) return then();
+    const seen = new PerformanceObserver(() => { if (painted()) { seen.disconnect(); then(); } });
+    seen.observe({ type: "paint", buffered: true });
+  }
+
   const onEnter = (el, act) => el && el.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.isComposing) { e.preventDefault(); if (e.isTrusted) act(); }
   });
@@ -182,7 +193,7 @@
 
   if (!window.isSecureContext || !crypto.subtle) return finish("failed");
   box.hidden = send.hidden = hint.hidden = false;
-  document.title = box.dataset.title;
+  afterFirstPaint(() => { document.title = box.dataset.title; });
   if (expired()) finish("expired");
   else (askField || approveButton || field).focus();
 })();

@@ -43,6 +43,13 @@ func CDP(t testing.TB, bctx context.Context, isPrompt func(url string) bool) *Wa
 	return w
 }
 
+// Ready is a JavaScript expression that holds once a prompt page says it
+// can take an answer, as its window title tells the person: the page has
+// loaded, its script has put the focus where the person types, and the
+// browser has shown it (Chromium drops the keys a page is sent before its
+// first paint). A test that types into a prompt waits for it first.
+const Ready = `document.readyState === "complete" && document.title === document.getElementById("answer")?.dataset.title`
+
 // AttachCDP waits for prompt number n (0-based) of the Chromium that bctx
 // is connected to, which w watches, attaches to it (browser.AttachTarget:
 // it also comes to the front) and waits until ready, a boolean

@@ -498,14 +498,13 @@ func (r *rig) ask(t testing.TB, args ...string) (*fillRun, *prompt) {
 	return run, r.awaitPrompt(t, n)
 }
 
-// awaitPrompt waits for prompt number n to open and be ready for typing:
-// loaded, in front, its value field focused.
+// awaitPrompt waits for prompt number n to open and be ready for typing
+// (promptwatch.Ready), in front, its value field focused.
 func (r *rig) awaitPrompt(t testing.TB, n int) *prompt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	id, pctx, pcancel, err := r.prompts.AttachCDP(ctx, r.bctx, n, `document.readyState === "complete" &&
-		new Promise((r) => requestAnimationFrame(() => r(document.activeElement?.id === "value")))`)
+	id, pctx, pcancel, err := r.prompts.AttachCDP(ctx, r.bctx, n, promptwatch.Ready+` && document.activeElement?.id === "value"`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
 // fillgateBin is the fillgate binary TestMain builds once for the CLI
@@ -487,12 +488,8 @@ func (sc *scene) answerInTab(id target.ID, promptURL string, secret []byte, ment
 	}
 	defer cancel()
 	prompt := &tab{e: sc.env, id: id, ctx: ctx}
-	if !prompt.becomes(`document.readyState === 'complete' && location.href === ` + quote(promptURL)) {
-		sc.t.Fatalf("the prompt tab did not load")
-	}
-	// Autofocus applies at the next rendered frame.
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`new Promise(r => requestAnimationFrame(() => r()))`, chromedp.EvalAwaitPromise)); err != nil {
-		sc.t.Fatalf("wait for a frame: %v", err)
+	if !prompt.becomes(`location.href === ` + quote(promptURL) + ` && ` + promptwatch.Ready) {
+		sc.t.Fatalf("the prompt tab did not get ready for an answer")
 	}
 	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
 	if err != nil {

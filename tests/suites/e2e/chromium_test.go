@@ -242,16 +242,14 @@ type cdpPrompt struct {
 }
 
 // awaitPrompt waits for prompt number n to open, attaches to it, and waits
-// until it is ready for typing: loaded, brought to the front and rendered
-// once (autofocus applies at the next rendering), with its first field
-// focused (the value's; with a saved value, Approve or the store's
-// field). Cancelling the test's session leaves the window open.
+// until it is ready for typing (promptwatch.Ready: loaded, focused where
+// the person types, shown), with its first field focused (the value's;
+// with a saved value, Approve or the store's field). Cancelling the test's session leaves the window open.
 func (ch *chromium) awaitPrompt(t testing.TB, n int) prompt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ch.ctx, 30*time.Second)
 	defer cancel()
-	id, pctx, pcancel, err := ch.prompts.AttachCDP(ctx, ch.bctx, n, `document.readyState === "complete" &&
-		new Promise((r) => requestAnimationFrame(() => r(["value", "approve", "ask"].includes(document.activeElement?.id))))`)
+	id, pctx, pcancel, err := ch.prompts.AttachCDP(ctx, ch.bctx, n, promptwatch.Ready+` && ["value", "approve", "ask"].includes(document.activeElement?.id)`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,6 +123,9 @@ func (r *rig) focus(t testing.TB, ctx context.Context, w desktop.Window) {
 	}
 	t.Logf("window %q did not get the keyboard by itself; the person focuses it", w.Name)
 	if _, err := r.xdotool(ctx, "windowfocus", "--sync", strconv.FormatUint(uint64(w.ID), 10)); err != nil {
+		if _, gone := r.person.Name(ctx, w); gone != nil {
+			t.Fatalf("window %q closed before the person could type in it; the host logged:\n%s", w.Name, r.safe(r.hostLog(t)))
+		}
 		t.Fatalf("focus %q: %v", w.Name, err)
 	}
 	wait, cancel = context.WithTimeout(ctx, 5*time.Second)
