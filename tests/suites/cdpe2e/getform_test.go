@@ -115,7 +115,16 @@ func TestCLIFormMethod(t *testing.T) {
 		tb := sc.openTab(login.URL + "/formdata-login") // it goes on to the welcome page
 		tb.eval(`document.getElementById("pw").focus(), true`)
 		o := answered(sc, secret)
-		o.want(sc, fill.StatusOK, "the form was submitted")
+		// The page logs in and navigates by itself once submitted: on a
+		// loaded machine Chromium may drop the in-page call's answer as
+		// the navigation replaces the page (ok, navigated, "check the
+		// page"), as right as a submit fillgate saw. The service's count
+		// says what happened.
+		if o.Submitted != nil && !*o.Submitted && o.Navigated != nil && *o.Navigated {
+			o.want(sc, fill.StatusOK, "the page went away during the fill")
+		} else {
+			o.want(sc, fill.StatusOK, "the form was submitted")
+		}
 		welcomed(t, tb)
 		if login.Logins("/api/login", secret) != 1 || login.Carrying(secret) != 1 {
 			t.Fatalf("the service got the value %d times; want once", login.Carrying(secret))
