@@ -167,11 +167,12 @@
   // afterFirstPaint calls then once the browser has shown the page: until
   // its first paint Chromium drops the keys the page is sent, so the title
   // that tells a person (or a test) the prompt is ready waits for it.
+  // A paint that came before is delivered too (buffered).
   function afterFirstPaint(then) {
-    const painted = () => performance.getEntriesByName("first-contentful-paint").length > 0;
     if (!PerformanceObserver.supportedEntryTypes?.includes("paint")) return requestAnimationFrame(() => setTimeout(then));
-    if (painted()) return then();
-    const seen = new PerformanceObserver(() => { if (painted()) { seen.disconnect(); then(); } });
+    const seen = new PerformanceObserver((list) => {
+      if (list.getEntriesByName("first-contentful-paint").length > 0) { seen.disconnect(); then(); }
+    });
     seen.observe({ type: "paint", buffered: true });
   }
 

@@ -170,9 +170,10 @@ func (fx *firefox) openTab(t testing.TB, url string) bidiTab {
 	return tb
 }
 
-// awaitPrompt waits for prompt number n to open, load and say it is ready
-// (promptwatch.Ready), and puts the focus into its field: Firefox never reports focus in headless mode, so
-// autofocus may not apply, and the human clicks into the field.
+// awaitPrompt waits for prompt number n to open, load and say it is
+// ready (promptwatch.Ready), and puts the focus into its field: Firefox
+// never reports focus in headless mode, so autofocus may not apply, and
+// the human clicks into the field.
 func (fx *firefox) awaitPrompt(t testing.TB, n int) prompt {
 	return awaitBiDiPrompt(t, fx.ctx, fx.ff, fx.prompts, n)
 }
@@ -190,11 +191,7 @@ func awaitBiDiPrompt(t testing.TB, ctx context.Context, ff *browser.Firefox, w *
 		t.Fatal(err)
 	}
 	p := &bidiPrompt{bidiTab{t: t, ctx: ctx, ff: ff, id: id}}
-	if err := poll.Until(wait, 50*time.Millisecond, func() (bool, error) {
-		return p.try("function () { return " + promptwatch.Ready + "; }")
-	}); err != nil {
-		t.Fatalf("the prompt never said it was ready for an answer: %v", err)
-	}
+	p.waitFor(promptwatch.Ready)
 	if !p.call(`function () { const f = document.getElementById("value"); f.focus(); return document.activeElement === f; }`) {
 		t.Fatal("could not focus the prompt's field")
 	}
