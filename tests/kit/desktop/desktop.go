@@ -130,6 +130,12 @@ func (d *Display) Person(t testing.TB) *Person {
 type Window struct {
 	ID   uint32
 	Name string // its name (title) when it was found
+	// PID is the process that owned it when it was found (its
+	// _NET_WM_PID), 0 when it named none. The X server gives a new client
+	// the resource ids of one that just left, so the next dialog's window
+	// can have the ID of the one that just closed: Exists and WaitGone
+	// tell them apart by PID.
+	PID int
 }
 
 // run runs an X client program against the display, with input on its
@@ -240,6 +246,9 @@ func (p *Person) wait(ctx context.Context, by, pattern string) (Window, error) {
 			name, err := p.Name(ctx, w)
 			if err == nil {
 				w.Name = name
+				w.PID, err = p.owner(ctx, w)
+			}
+			if err == nil {
 				return w, nil
 			}
 			if ctx.Err() != nil {
@@ -270,8 +279,41 @@ func (p *Person) PID(ctx context.Context, w Window) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(out)))
 }
 
-// Exists reports whether a window is still on the display.
+// errNoWindow is owner's error for a window that is not on the display.
+var errNoWindow = errors.New("no such window")
+
+// owner is the process that owns a window now, as it says (_NET_WM_PID):
+// 0 when it names none, errNoWindow when the window is not there.
+func (p *Person) owner(ctx context.Context, w Window) (int, error) {
+	out, stderr, err := p.runErr(ctx, nil, "xdotool", "getwindowpid", w.id())
+	switch {
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case err == nil:
+		pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			return 0, fmt.Errorf("xdotool getwindowpid printed %q", out)
+		}
+		return pid, nil
+	case strings.Contains(stderr, "BadWindow"):
+		return 0, errNoWindow
+	case strings.Contains(stderr, "no pid"):
+		return 0, nil
+	}
+	return 0, fmt.Errorf("xdotool getwindowpid: %v (%s)", err, stderr)
+}
+
+// Exists reports whether a window is still on the display: its ID names
+// a window, and one of the same process when w has a PID (not the next
+// dialog's window, which may have been given the same ID).
 func (p *Person) Exists(ctx context.Context, w Window) (bool, error) {
+	if w.PID != 0 {
+		pid, err := p.owner(ctx, w)
+		if errors.Is(err, errNoWindow) {
+			return false, nil
+		}
+		return err == nil && pid == w.PID, err
+	}
 	_, err := p.run(ctx, nil, "xwininfo", "-id", w.id())
 	if err == nil {
 		return true, nil
@@ -282,7 +324,7 @@ func (p *Person) Exists(ctx context.Context, w Window) (bool, error) {
 	return false, nil
 }
 
-// WaitGone waits until a window is no longer on the display.
+// WaitGone waits until a window is no longer on the display (Exists).
 func (p *Person) WaitGone(ctx context.Context, w Window) error {
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()

@@ -263,3 +263,43 @@ func TestWaitFocusWhileWindowsComeAndGo(t *testing.T) {
 		t.Fatal("WaitFocus returned before the target was given the focus")
 	}
 }
+
+// TestWaitGoneWhenTheNextDialogHasItsID: the X server gives a new client
+// the resource ids of the one that just left, so the dialog that follows
+// a closed one (a pinentry each) has the closed one's window ID. Waiting
+// for the first to go must not wait for the second (the Remember path of
+// the native dialog waited so until its deadline).
+func TestWaitGoneWhenTheNextDialogHasItsID(t *testing.T) {
+	d := desktop.Start(t)
+	person := d.Person(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	show := func(title string) (*pinentry.Process, desktop.Window) {
+		p := dialog(t, d)
+		done := make(chan error, 1)
+		go func() { done <- p.Confirm(ctx, pinentry.Dialog{Title: title}) }()
+		t.Cleanup(func() { p.Close(); <-done })
+		w, err := person.WaitWindow(ctx, "^"+title+"$")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.PID != p.Pid() {
+			t.Errorf("window %q found with pid %d, want %d", title, w.PID, p.Pid())
+		}
+		return p, w
+	}
+	first, w1 := show("desktop kit: first")
+	first.Close()
+	_, w2 := show("desktop kit: second")
+	if w2.ID != w1.ID {
+		t.Fatalf("the second dialog's window has ID %d, the first's %d: the case this test is for did not arise", w2.ID, w1.ID)
+	}
+	gone, cancelGone := context.WithTimeout(ctx, 5*time.Second)
+	defer cancelGone()
+	if err := person.WaitGone(gone, w1); err != nil {
+		t.Errorf("WaitGone(the first dialog) while the second is shown: %v", err)
+	}
+	if ok, err := person.Exists(ctx, w2); !ok || err != nil {
+		t.Errorf("Exists(the second dialog) = %v, %v", ok, err)
+	}
+}
