@@ -62,12 +62,19 @@ type System struct {
 // cdp.Options.OpenURL. ctx is the prompt's life: the page is removed when it
 // ends. Errors never quote the URL.
 func (o System) OpenURL(ctx context.Context, promptURL string) error {
+	_, err := o.open(ctx, promptURL)
+	return err
+}
+
+// open is OpenURL, and returns the page it handed the opener, whose
+// removal tests wait for.
+func (o System) open(ctx context.Context, promptURL string) (*redirectPage, error) {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("open the prompt: %w", err)
+		return nil, fmt.Errorf("open the prompt: %w", err)
 	}
 	u, err := url.Parse(promptURL)
 	if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil {
-		return errors.New("open the prompt: not an http URL")
+		return nil, errors.New("open the prompt: not an http URL")
 	}
 	linger := o.Linger
 	if linger <= 0 {
@@ -75,13 +82,13 @@ func (o System) OpenURL(ctx context.Context, promptURL string) error {
 	}
 	dir, err := o.makeDir(linger)
 	if err != nil {
-		return fmt.Errorf("open the prompt: %w", err)
+		return nil, fmt.Errorf("open the prompt: %w", err)
 	}
-	page := &redirectPage{dir: dir}
+	page := &redirectPage{dir: dir, removed: make(chan struct{})}
 	path := filepath.Join(dir, redirectName)
 	if err := writeRedirect(path, u.String()); err != nil {
 		page.remove()
-		return fmt.Errorf("open the prompt: %w", err)
+		return nil, fmt.Errorf("open the prompt: %w", err)
 	}
 	launch := o.Launch
 	if launch == nil {
@@ -89,10 +96,10 @@ func (o System) OpenURL(ctx context.Context, promptURL string) error {
 	}
 	if err := launch(ctx, path); err != nil {
 		page.remove()
-		return fmt.Errorf("open the prompt with the system opener: %w", err)
+		return nil, fmt.Errorf("open the prompt with the system opener: %w", err)
 	}
 	page.watch(ctx, linger)
-	return nil
+	return page, nil
 }
 
 // makeDir makes the fresh private directory for one redirect page, and
@@ -185,6 +192,13 @@ func writeRedirect(path, target string) error {
 type redirectPage struct {
 	dir  string
 	once sync.Once
+	// removed is closed when the removal is over: os.RemoveAll has
+	// returned, and holds nothing in dir's parent any more. The page's
+	// directory is unlisted a little before that, while RemoveAll still
+	// has the parent open; under Wine (and on Windows without POSIX
+	// deletes) a directory deleted while open stays listed until the last
+	// handle closes, so whoever removes the parent must wait for this.
+	removed chan struct{}
 
 	mu   sync.Mutex
 	stop []func() bool // the timer and the ctx watch, stopped on removal
@@ -207,6 +221,7 @@ func (p *redirectPage) remove() {
 		for _, s := range stop {
 			s()
 		}
+		close(p.removed)
 	})
 }
 
