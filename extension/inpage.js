@@ -731,7 +731,12 @@ async function fillgateInPage(op, arg) {
       for (const k of names) dataDelete(data, k);
       w.urlBlocked = true;
     };
-    const obs = new MutationObserver(onChange);
+    // mutations counts the page's DOM changes (a spinner, an error text,
+    // the form going away): a reaction to an Enter-only submit.
+    w.mutations = 0;
+    const obs = new MutationObserver((records) => { w.mutations += records.length; onChange(); });
+    // changes is mutations with the changes not yet delivered counted in.
+    w.changes = () => (w.mutations += obs.takeRecords().length);
     const on = [["submit", onSubmit], ["invalid", onInvalid], ["formdata", onFormData], ["input", onChange], ["change", onChange]];
     for (const r of roots) {
       for (const [t, f] of on) listen(r, t, f, true);
@@ -773,21 +778,25 @@ async function fillgateInPage(op, arg) {
   // page's click handlers), or, without one, Enter for the page's own
   // handling and then the browser's implicit submission when the form has
   // at most one text field. A field in no form gets Enter only. It returns
-  // the form, or "button_disabled".
+  // the form (null for none), and why only Enter was sent ("" when the
+  // form was submitted): "button_disabled", or "no_submit" (no button, and
+  // no implicit submission: more than one text field, no form, or the
+  // page cancelled the Enter).
   const submitForm = (el, fields) => {
     const form = formOf(el), at = fields.includes(deepActive()) ? deepActive() : fields.at(-1);
     const btn = form && defaultButton(form);
     if (btn && matches(btn, ":disabled")) {
       pressEnter(at); // the page's own Enter handling may still log in
-      return "button_disabled";
+      return { form, only: "button_disabled" };
     }
     if (btn) {
       click(btn);
-      return form;
+      return { form, only: "" };
     }
     const blocking = form ? Array.from(query(rootNode(form), "input")).filter((i) => formOf(i) === form && BLOCKING.has(type(i))).length : 2;
-    if (pressEnter(at) && blocking <= 1) requestSubmit(form);
-    return form;
+    if (!pressEnter(at) || blocking > 1) return { form, only: "no_submit" };
+    requestSubmit(form);
+    return { form, only: "" };
   };
   // nameOf names a field for the result: its label, aria-label, name or id,
   // never its value (nor any text holding the value).
@@ -801,14 +810,17 @@ async function fillgateInPage(op, arg) {
   // it: why it stopped ({stopped, extra}), else whether a native
   // submission ran and whether it had method=dialog (it only closes its
   // dialog and sends nothing) or GET (watch emptied its entry list, unless
-  // a page handler stopped the submit event on its way).
+  // a page handler stopped the submit event on its way). When only Enter
+  // was sent, the page gets 1 s to show that its own handling took it (a
+  // submit event, leaving, the field going away, emptied or disabled, any
+  // change to the DOM); without a sign, nothing was submitted.
   const ourSubmit = async (w, el, fields, value) => {
-    const seen = w.submits.length;
-    const ours = submitForm(el, fields);
-    if (ours === "button_disabled") {
-      const moved = () => w.submits.length > seen || w.gone() || w.emptied();
+    const seen = w.submits.length, changes = w.changes();
+    const { form: ours, only } = submitForm(el, fields);
+    if (only) {
+      const moved = () => w.submits.length > seen || w.gone() || w.emptied() || w.locked() || w.changes() > changes;
       await w.until(WAIT_MS, moved);
-      if (!w.left && !moved()) return { stopped: "button_disabled" };
+      if (!w.left && !moved()) return { stopped: only };
     }
     const ev = w.submits.slice(seen).find((e) => evTarget(e) === ours);
     if (!ev && w.invalid) return { stopped: "invalid", extra: { stoppedBy: nameOf(w.invalid, value) } };

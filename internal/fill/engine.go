@@ -274,6 +274,8 @@ func afterInsert(v Verdict, field, then string) (Status, string) {
 		return StatusOK, inserted + "; nothing was submitted (then none): " + visible
 	case v.Remains:
 		return StatusFailed, inserted + ", but the page put the value back after fillgate cleared it: " + visible + "; check the page"
+	case v.Stopped == "no_submit":
+		return StatusFailed, inserted + ", but " + stopped(v.Stopped, v.StoppedBy) + "; fillgate cleared the field: check the page, or ask with --then none and press the page's own sign-in control"
 	case v.Stopped != "":
 		return StatusFailed, inserted + ", but " + stopped(v.Stopped, v.StoppedBy) + "; fillgate cleared the field"
 	case !v.Submitted:
@@ -297,6 +299,8 @@ func stopped(reason, by string) string {
 		return fmt.Sprintf("the form's own validation stopped the submit at the field %q; fill it in, then ask again", by)
 	case "button_disabled":
 		return "the form's submit button is disabled, so it was not submitted"
+	case "no_submit":
+		return "there is no submit button to press and the form cannot be submitted with Enter alone (it has several text fields, or the field is in no form), and within 1 s of Enter the page showed no sign of a submit (no navigation, nothing changed)"
 	case "form_changed":
 		return "the page changed where its form sends the value after the insert, so fillgate did not submit it"
 	case "not_matched":

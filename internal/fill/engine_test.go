@@ -579,6 +579,8 @@ func TestAfterInsert(t *testing.T) {
 			ThenSubmit, StatusFailed, "only closes a dialog", false, false},
 		{"disabled button", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "button_disabled"},
 			ThenSubmit, StatusFailed, "submit button is disabled", false, false},
+		{"no submit button, no implicit submission", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "no_submit"},
+			ThenSubmit, StatusFailed, "showed no sign of a submit", false, false},
 		{"form changed", "", "", Verdict{Inserted: true, Matched: true, Cleared: true, Stopped: "form_changed"},
 			ThenSubmit, StatusFailed, "changed where its form sends the value", false, false},
 		{"put back", "", "", Verdict{Inserted: true, Matched: true, Submitted: true, Remains: true},

@@ -402,7 +402,9 @@ type Verdict struct {
 	// or when the page put it back after fillgate cleared it.
 	Remains bool `json:"remains,omitempty"`
 	// Stopped says why fillgate did not submit after inserting: invalid
-	// (the form's validation stopped it), button_disabled, form_changed
+	// (the form's validation stopped it), button_disabled, no_submit (no
+	// button, no implicit submission, and the page did nothing on Enter),
+	// form_changed
 	// (the page changed where the form sends the value), not_matched (the
 	// field did not keep the whole value), method_get (the submission
 	// would have gone out with GET), method_dialog (it only closed a

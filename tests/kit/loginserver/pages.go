@@ -115,6 +115,10 @@ boxes.forEach((b) => b.addEventListener("input", async () => {
 	"/required-hostile": `<form method=post action=/classic/login><input id=pw name=password type=password>
 <label><input id=tos name=tos type=checkbox required> <span id=lbl>I accept</span></label><button>Sign in</button></form>
 <script>pw.addEventListener("input", () => { if (pw.value) lbl.textContent = pw.value; });</script>`,
+	// A form with two text fields and no submit button, and no script: it
+	// has no implicit submission, so Enter submits nothing.
+	"/no-button": `<form method=post action=/classic/login><input id=user name=user autocomplete=username>
+<input id=pw name=password type=password autocomplete=current-password></form>`,
 	// A submit button that stays disabled.
 	"/disabled": `<form method=post action=/classic/login><input id=pw name=password type=password><button disabled>Sign in</button></form>`,
 

@@ -183,6 +183,19 @@ var afterFills = []afterFill{
 		leftNothing(t, tb, "pw", secret)
 	}},
 
+	// No implicit submission (two text fields) and nothing else to press:
+	// the result must not say the form was submitted.
+	{"two text fields and no submit button", func(t *testing.T, f *filler) {
+		secret := f.right(f.b.session().secret(t))
+		tb, res, code := f.fillPage(t, "/no-button", pw, secret)
+		wantResult(t, res, code, fill.StatusFailed, loginSvc, fill.FieldPassword, "the form cannot be submitted with Enter alone (it has several text fields, or the field is in no form), and within 1 s of Enter the page showed no sign of a submit")
+		wantSubmit(t, res, false, false)
+		if f.login.Carrying(secret) != 0 {
+			t.Fatal("the service got the value, though the form has no way to be submitted")
+		}
+		leftNothing(t, tb, "pw", secret)
+	}},
+
 	{"field in no form", func(t *testing.T, f *filler) {
 		secret := f.right(f.b.session().secret(t))
 		tb, res, code := f.fillPage(t, "/noform", pw, secret)

@@ -282,6 +282,11 @@ func TestAfterFill(t *testing.T) {
 				s.notSent(t, value)
 				nothingLeft(t, tb, "pw", value)
 			}},
+		{"two text fields and no submit button", "/no-button", "pw", "password", true, verdict{Cleared: true, Stopped: "no_submit"},
+			func(t *testing.T, tb *tab, value []byte) {
+				s.notSent(t, value)
+				nothingLeft(t, tb, "pw", value)
+			}},
 		{"field in no form", "/noform", "pw", "password", true, verdict{Submitted: true, Navigated: true},
 			func(t *testing.T, tb *tab, value []byte) { s.loggedIn(t, tb, "/api/login", value, true) }},
 		{"a login in the button's click handler", "/click-login", "pw", "password", true, verdict{Submitted: true, Navigated: true},
