@@ -865,6 +865,12 @@ async function fillgateInPage(op, arg) {
     const el = deepActive(), frame = isFrame(el);
     const { kind, boxes } = classify(el);
     const field = { kind, split: boxes ? boxes.length : 0, problem: "" };
+    // The field's id and name (page text, never its value): the clean room
+    // finds the same field with them when it opens the page again.
+    if (kind === "password" || kind === "one-time-code") {
+      const at = boxes ? boxes[0] : el;
+      field.hint = { id: (attr(at, "id") || "").slice(0, 128), name: (attr(at, "name") || "").slice(0, 128) };
+    }
     // A focused field is judged when the probe remembers it (the inspect);
     // the insert judges it again itself. Frame elements are always judged.
     const judged = arg && arg.token && (kind === "password" || kind === "one-time-code");
@@ -893,6 +899,24 @@ async function fillgateInPage(op, arg) {
   if (op === "activeHost") {
     const el = deepActive();
     return closedHost(el) ? el : null;
+  }
+  // shown: how many login fields a person sees in this document now
+  // (password fields; one-time-code fields or rows of code boxes), for the
+  // clean room's check of the tab it handed a session to.
+  if (op === "shown") {
+    const seen = (el) => visible(el, { checkOpacity: true, checkVisibilityCSS: true }) && rect(el).width > 1 && rect(el).height > 1;
+    let password = 0, code = 0;
+    const rows = new Set();
+    for (const el of queryDoc(document, "input")) {
+      if (!seen(el)) continue;
+      const { kind, boxes } = classify(el);
+      if (kind === "password") password++;
+      if (kind === "one-time-code" && !(boxes && rows.has(boxes[0]))) {
+        code++;
+        if (boxes) rows.add(boxes[0]);
+      }
+    }
+    return { url: location.href, origin: location.origin, password, code };
   }
   if (op === "insert") {
     const no = (reason) => ({ inserted: false, matched: false, reason });

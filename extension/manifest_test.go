@@ -3,6 +3,7 @@ package extension
 import (
 	"encoding/json"
 	"io/fs"
+	"slices"
 	"testing"
 
 	"github.com/fillgate/fillgate/internal/manifest"
@@ -84,9 +85,8 @@ func TestManifestFilesEmbedded(t *testing.T) {
 			t.Errorf("manifest names %q, but it is not embedded: %v", name, err)
 		}
 	}
-	if len(m.Background.Scripts) != 3 || m.Background.Scripts[0] != "inpage.js" || m.Background.Scripts[1] != "passkeys.js" ||
-		m.Background.Scripts[2] != "sw.js" || m.Background.ServiceWorker != "sw.js" {
-		t.Errorf("background = %+v; want service_worker sw.js and scripts [inpage.js passkeys.js sw.js]", m.Background)
+	if want := []string{"inpage.js", "passkeys.js", "session.js", "sw.js"}; !slices.Equal(m.Background.Scripts, want) || m.Background.ServiceWorker != "sw.js" {
+		t.Errorf("background = %+v; want service_worker sw.js and scripts %v", m.Background, want)
 	}
 }
 

@@ -42,7 +42,13 @@ function render(s) {
   $("empty").hidden = rows.length > 0;
 }
 
-const ask = (msg) => api.runtime.sendMessage(msg).then(render, () => render(null));
+// The worker answers only the toolbar popup: this page opened in a tab
+// gets nothing, and says so.
+const inTab = () => {
+  $("conn").textContent = "Open fillgate from its toolbar button: opened in a tab, this page shows nothing and changes nothing.";
+  $("conn").className = "bad";
+};
+const ask = (msg) => api.runtime.sendMessage(msg).then((s) => s ? render(s) : inTab(), () => render(null));
 
 $("pause").addEventListener("change", (e) => ask({ type: "pause", paused: e.target.checked }));
 ask({ type: "state" });

@@ -4,7 +4,7 @@
 // secret value; the one variable that holds it is dropped once the insert
 // returns.
 "use strict";
-if (typeof fillgateInPage !== "function") importScripts("inpage.js", "passkeys.js"); // Firefox loads them via background.scripts
+if (typeof fillgateInPage !== "function") importScripts("inpage.js", "passkeys.js", "session.js"); // Firefox loads them via background.scripts
 
 const api = globalThis.browser ?? globalThis.chrome;
 const HOST = "dev.fillgate.host";
@@ -95,6 +95,7 @@ function notice(msg) {
 const handlers = {
   inspect, peek, insert, notify, drivable, open_prompt: openPrompt, close_prompt: closePrompt, ping: async () => ({ type: "pong" }),
   passkey_arm: passkeyArm, passkey_disarm: passkeyDisarm, passkey_answer: passkeyAnswer, passkey_refuse: passkeyRefuse, passkey_pass: passkeyPass,
+  tab_info: tabInfo, cookies: siteCookies, handover,
 };
 
 // answer returns the reply (without id) to one host request.
@@ -193,9 +194,10 @@ async function inspect(msg) {
   const chain = focusChain(byPath);
   if (!chain) return fail("no_access", "the focused frame cannot be scripted");
   const end = chain.at(-1);
-  const { kind, split, problem } = end.result.field;
+  const { kind, split, problem, hint } = end.result.field;
   const field = { kind, split, problem: frameProblem(chain) || problem };
-  if (msg.frame != null && msg.frame !== end.frameId) Object.assign(field, { kind: "none", split: 0, problem: "" });
+  if (hint) field.hint = hint;
+  if (msg.frame != null && msg.frame !== end.frameId) Object.assign(field, { kind: "none", split: 0, problem: "", hint: undefined });
   const reply = { type: "inspected", tab: tab.id, frame: end.frameId, token, origins: origins(chain), field, paused };
   if (await watched(tab.id)) reply.watched = true;
   if (end.result.form) reply.form = end.result.form;
@@ -401,10 +403,18 @@ api.storage.onChanged.addListener((changes, area) => {
   post({ type: "paused", paused });
 });
 
+// fromPopup reports whether a message comes from the toolbar popup
+// itself: a page of the extension with no tab. The same page opened in a
+// tab (which a program driving the browser can open, script and click)
+// gets nothing: not the state (outcomes, leases, accounts), not the pause
+// switch, not a lease's end.
+const fromPopup = (sender) => !sender.tab && sender.url === api.runtime.getURL("popup.html");
+
 // The popup asks for the state, flips the pause switch and ends leases.
 api.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   if (sender.id !== api.runtime.id) return false;
   if (msg?.type === "passkey_call") return sender.tab ? passkeyCall(msg, sender, sendResponse) : false;
+  if (!fromPopup(sender)) return false;
   const live = () => leases.filter((l) => Date.parse(l.until) > Date.now());
   const state = () => ({ connected: host !== null, host, paused, recent, leases: live(), version: VERSION });
   if (msg?.type === "state") {

@@ -106,6 +106,21 @@ func StatusAt(ctx context.Context, path string) ([]HostStatus, error) {
 	return m.Hosts, nil
 }
 
+// OwnStatusAt asks the host at path for its own status only, without
+// asking its browser what the active tab shows.
+func OwnStatusAt(ctx context.Context, path string) (HostStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusWait)
+	defer cancel()
+	m, err := call(ctx, path, Request{Op: OpStatus}, TypeStatus)
+	if err != nil {
+		return HostStatus{}, fmt.Errorf("%w: %w", ErrNoHost, err)
+	}
+	if m.Status == nil {
+		return HostStatus{}, fmt.Errorf("%w: a status with no host", ErrNoHost)
+	}
+	return *m.Status, nil
+}
+
 // candidates lists the endpoints to try: the stable one (agent.sock),
 // then each host's own (hosts/*.sock) in pid order.
 func candidates(dir string) []string {

@@ -135,6 +135,9 @@ type HostStatus struct {
 	// Profile is the browser's user-data directory (Chromium family) or
 	// profile (Firefox) when it was started with one, else "default".
 	Profile string `json:"profile,omitempty"`
+	// BrowserPID is the pid of the browser that started the host, 0 when
+	// the host does not say.
+	BrowserPID int `json:"browser_pid,omitempty"`
 	// Caller is the origin or add-on id the browser passed to the host.
 	Caller    string          `json:"caller,omitempty"`
 	Extension ExtensionStatus `json:"extension"`

@@ -64,6 +64,8 @@ type Browser struct {
 	bcancel context.CancelFunc
 	acancel context.CancelFunc
 	browser *chromedp.Browser
+	// borrowed: the browser is the caller's (Attach), which ends it.
+	borrowed bool
 
 	mu       sync.Mutex
 	closed   bool
@@ -203,7 +205,7 @@ func (b *Browser) shutdown() {
 		s.detach() // on a connection that is gone: it only ends the session's goroutines
 	}
 	b.detachWG.Wait()
-	if c := chromedp.FromContext(b.bctx); c != nil && c.Allocator != nil {
+	if c := chromedp.FromContext(b.bctx); c != nil && c.Allocator != nil && !b.borrowed {
 		c.Allocator.Wait()
 	}
 }

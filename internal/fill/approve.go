@@ -59,6 +59,7 @@ func (e *Engine) planFor(ctx context.Context, q PlanQuery) (Plan, error) {
 type obtainOpts struct {
 	budget time.Duration // the person's time
 	stays  bool          // then none: a typed value stays in the field
+	mode   string        // "" (nothing drives the browser), DrivenCleanRoom or DrivenInPage
 }
 
 // obtain decides where the value comes from: a fill the policy lets run
@@ -84,7 +85,10 @@ func (e *Engine) obtain(ctx context.Context, q PlanQuery, plan Plan, o obtainOpt
 	info := PromptInfo{
 		Agent: q.Agent, Service: q.Service, Origin: q.In.Origin(), Field: q.Field,
 		Via: q.Via, Budget: o.budget, Account: q.In.Account, Remember: plan.Remember, Stays: o.stays,
-		Watched: q.In.Watched,
+		Watched: q.In.Watched, CleanRoom: o.mode == DrivenCleanRoom, InPage: o.mode == DrivenInPage,
+	}
+	if info.CleanRoom {
+		info.Watched = false // the value goes into the clean room's page, which no program but fillgate holds
 	}
 	if plan.Saved && plan.Source != nil {
 		info.From, info.Entry = "from "+cmp.Or(plan.Store, "a saved source"), plan.Source.Describe()

@@ -42,17 +42,28 @@ func (e *Engine) ask(ctx context.Context, info *PromptInfo, progress func(Progre
 	case PromptNative:
 		return e.askNative(ctx, pctx, *info, "the policy has fillgate ask in a native dialog (prompt = \"native\")", progress, rn)
 	}
-	if d := e.drivable(pctx); d.Driven {
-		info.Watched = true
+	d := rn.drive
+	if d == nil {
+		dd := e.drivable(pctx)
+		d = &dd
+	}
+	if d.Driven {
+		info.Watched = !info.CleanRoom
 		return e.askNative(ctx, pctx, *info, "the browser can be driven by a program ("+strings.Join(d.Reasons, "; ")+")", progress, rn)
 	}
-	a, status, detail, d := e.askPage(ctx, deadline, *info, true, progress, rn)
-	if !d.Driven {
+	a, status, detail, became := e.askPage(ctx, deadline, *info, true, progress, rn)
+	if !became.Driven {
 		return a, status, detail
 	}
-	e.log().Warn("the browser became drivable while the prompt was open; asking in a native dialog", "reasons", strings.Join(d.Reasons, "; "))
-	info.Watched = true
-	return e.askNative(ctx, pctx, *info, "the browser became drivable by a program while the prompt was open ("+strings.Join(d.Reasons, "; ")+")", progress, rn)
+	e.log().Warn("the browser became drivable while the prompt was open", "reasons", strings.Join(became.Reasons, "; "))
+	if rn.drivenSetting != DrivenInPage {
+		// The login would now happen in a clean room, which this fill
+		// did not open: the agent asks again.
+		return Answer{}, StatusFailed, "a program began to drive the browser while the prompt was open (" + strings.Join(became.Reasons, "; ") +
+			"), so the answer was discarded and nothing was inserted; ask again: fillgate then logs in in a clean room and hands the browser the session"
+	}
+	info.Watched, info.InPage = true, true
+	return e.askNative(ctx, pctx, *info, "the browser became drivable by a program while the prompt was open ("+strings.Join(became.Reasons, "; ")+")", progress, rn)
 }
 
 // drivable asks the browser whether anything but the person can drive it;

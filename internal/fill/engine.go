@@ -73,6 +73,10 @@ type Engine struct {
 	// Notifier shows the notice of a fill with no prompt; nil: every fill
 	// is asked in the prompt.
 	Notifier Notifier
+	// CleanRoom logs in for a browser a program drives, in a browser
+	// only fillgate holds; nil: none here, and such a browser is filled
+	// only where the person's policy says driven = "in-page".
+	CleanRoom CleanRoom
 	// Passkeys keeps and uses the agents' passkeys; nil: passkey requests
 	// are refused.
 	Passkeys Passkeys
@@ -191,18 +195,41 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 		return r.with(StatusRefused, detail), ""
 	}
 
+	// A browser a program can drive gets the value only where the person
+	// allowed it, typed by them; otherwise the login happens in a clean
+	// room, and what inserts is the room.
+	var (
+		target inserter = e.Browser
+		room   Room
+	)
+	mode := e.drivenMode(ctx, checked, in, rn)
+	sw.lap("drive_checked")
+	if mode == DrivenCleanRoom {
+		var status Status
+		room, in, status, detail = e.openRoom(ctx, checked, agent, in, then, progress)
+		sw.lap("clean_room_opened")
+		if status != "" {
+			return r.with(status, detail), ""
+		}
+		defer room.Close()
+		target = room
+	}
+
 	// Where the value comes from, and how it is approved.
 	q := PlanQuery{Service: req.Service, Field: field, Agent: agent, In: in, Via: e.Browser.Via()}
 	plan, err := e.planFor(ctx, q)
 	if err != nil {
 		return r.with(StatusFailed, "cannot work out where the value comes from: "+err.Error()), ""
 	}
+	if mode == DrivenInPage {
+		plan = inPagePlan(plan)
+	}
 	sw.lap("planned")
 	budget := e.Limits.PromptBudget
 	if req.Timeout > 0 && req.Timeout < budget {
 		budget = req.Timeout
 	}
-	got, status, detail := e.obtain(ctx, q, plan, obtainOpts{budget: budget, stays: then == ThenNone}, progress, rn)
+	got, status, detail := e.obtain(ctx, q, plan, obtainOpts{budget: budget, stays: then == ThenNone, mode: mode}, progress, rn)
 	defer got.zero()
 	if status != "" {
 		if status == StatusNoResponse {
@@ -230,7 +257,7 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 		sw.lap("fetched")
 	}
 	xctx, cancel := context.WithTimeout(ctx, e.Limits.InsertBudget)
-	v, err := e.Browser.Insert(xctx, in, got.value, InsertOptions{Then: then})
+	v, err := target.Insert(xctx, in, got.value, InsertOptions{Then: then})
 	cancel()
 	sw.lap("inserted")
 	if !got.remember {
@@ -247,6 +274,14 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 	}
 	r.Submitted, r.Navigated = &v.Submitted, &v.Navigated
 	status, detail = afterInsert(v, fieldWord(field), then)
+	if room != nil && status == StatusOK {
+		inserted := detail
+		status, detail = e.handedOver(ctx, room, &r, req.Service, field)
+		sw.lap("handed_over")
+		if status != StatusOK && r.HandedOver == nil {
+			detail = inserted + "; " + detail
+		}
+	}
 	detail += got.says(plan) + keptThen
 	if status == StatusOK {
 		detail += e.keep(ctx, q, plan, &got)

@@ -145,10 +145,17 @@ type fakePolicy struct {
 	allow     bool
 	detail    string
 	forceThen string // what the policy's rule says follows the insert
+	driven    string // the driven setting; "" is DrivenCleanRoom
 }
 
 func (p fakePolicy) Decide(req Checked, agent Agent, in Inspection, via string) (bool, string) {
 	return p.allow, p.detail
+}
+func (p fakePolicy) DrivenMode(Checked, Inspection) string {
+	if p.driven == "" {
+		return DrivenCleanRoom
+	}
+	return p.driven
 }
 func (p fakePolicy) ThenFor(req Checked, in Inspection) (string, bool, string) {
 	asked := req.Request().Then

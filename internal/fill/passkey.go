@@ -104,6 +104,16 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 	if ok, detail := e.Policy.Decide(checked, agent, page, e.Browser.Via()); !ok {
 		return r.with(StatusRefused, detail), ""
 	}
+	// In a browser a program drives, the program can make the armed call
+	// itself: only where the person allowed that, and each time in the
+	// dialog.
+	mode := e.drivenMode(ctx, checked, page, rn)
+	if mode == DrivenCleanRoom {
+		return r.with(StatusRefused, fmt.Sprintf("a program drives this browser, and it could make the page's passkey call itself "+
+			"once the tab is armed; fillgate uses the agents' passkey there only where you allowed it: set driven = \"in-page\" for %s in "+
+			"your policy, and approve each use in the dialog (never under a lease or approval = \"none\")", req.Service)), ""
+	}
+	inPage := mode == DrivenInPage
 	q := PlanQuery{Service: req.Service, Field: FieldPasskey, Agent: agent, In: page, Via: e.Browser.Via()}
 	if req.Enrol {
 		return e.passkeyEnrol(ctx, pb, q, req, progress, rn, r)
@@ -117,6 +127,9 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 		return r.with(StatusFailed, plan.Unsaved), ""
 	case len(plan.Accounts) > 0:
 		return r.with(StatusRefused, fmt.Sprintf("several passkeys of the agents' are kept for %s; fillgate uses one only when it is the service's one passkey (forget the others with `fillgate forget --service %s --field passkey --account ACCOUNT`)", req.Service, req.Service)), ""
+	}
+	if inPage {
+		plan.Approval = ApprovalEach // the person approves each use, in the dialog
 	}
 	rn.sw.lap("planned")
 	kept, err := e.Passkeys.Lookup(ctx, req.Service, plan.Account)
@@ -141,7 +154,7 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 	}
 	if got.how == "" {
 		info := PromptInfo{Agent: agent, Service: req.Service, Origin: page.Origin(), Field: FieldPasskey, Via: q.Via,
-			Account: plan.Account, From: "from the OS keyring", Watched: page.Watched}
+			Account: plan.Account, From: "from the OS keyring", Watched: page.Watched || inPage, InPage: inPage}
 		if status, detail := e.askPasskey(ctx, info, req, progress, rn); status != "" {
 			return e.unanswered(agent, req.Service, r, status, detail), ""
 		}
@@ -183,6 +196,9 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 func (e *Engine) passkeyEnrol(ctx context.Context, pb PasskeyBrowser, q PlanQuery, req Request, progress func(Progress), rn *run, r Result) (Result, string) {
 	info := PromptInfo{Agent: q.Agent, Service: q.Service, Origin: q.In.Origin(), Field: FieldPasskey, Via: q.Via,
 		Account: req.Account, Enrol: true, Watched: q.In.Watched}
+	if rn.drive != nil && rn.drive.Driven { // here only where the person allowed in-page use
+		info.Watched, info.InPage = true, true
+	}
 	if status, detail := e.askPasskey(ctx, info, req, progress, rn); status != "" {
 		return e.unanswered(q.Agent, q.Service, r, status, detail), ""
 	}

@@ -183,6 +183,12 @@ func TestPasskeySignIn(t *testing.T) {
 			status: StatusRefused, detail: "no request", notices: 1, passed: 1},
 		{name: "create on a tab armed for get", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkeycall.Call) { c.Ceremony = passkey.Create }) },
 			status: StatusRefused, detail: "armed for", notices: 1, passed: 1},
+		{name: "driven, clean room (the default): refused with the fix", approval: ApprovalNone, edit: func(r *pkRig) { r.b.drive = driven },
+			status: StatusRefused, detail: `set driven = "in-page" for example.com`},
+		{name: "driven, in page: approval none is asked each time", approval: ApprovalNone, edit: func(r *pkRig) {
+			r.b.drive = driven
+			r.e.Policy = fakePolicy{allow: true, driven: DrivenInPage}
+		}, status: StatusOK, detail: "approved in the prompt", prompts: 1, uv: []bool{true}},
 		{name: "the page never calls (expired arm)", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = nil; r.e.Limits.PasskeyWait = 50 * time.Millisecond },
 			status: StatusNoResponse, detail: "did not call", notices: 1},
 	} {

@@ -63,6 +63,9 @@ type Policy interface {
 	// agent asked for req's then: the effective value, or allow false and
 	// a detail when the policy forbids it.
 	ThenFor(req Checked, in Inspection) (then string, allow bool, detail string)
+	// DrivenMode says how a browser a program can drive is logged in to for
+	// req on the inspected page: DrivenCleanRoom or DrivenInPage.
+	DrivenMode(req Checked, in Inspection) string
 }
 
 // State is the Engine's memory between requests: which services have an
@@ -230,6 +233,15 @@ type PromptInfo struct {
 	// Enrol, with Field FieldPasskey: the person approves adding a passkey
 	// for the agents on the site (create()), not a sign-in with it.
 	Enrol bool
+	// CleanRoom reports that a program drives the agent's browser and the
+	// login happens in fillgate's clean room: the value goes into the
+	// clean room's page, and the agent's browser gets only the session.
+	CleanRoom bool
+	// InPage reports that a program drives the agent's browser and the
+	// person's policy lets fillgate type into it (driven = "in-page"):
+	// both prompts say that the program can read what goes into the
+	// page.
+	InPage bool
 	// Stays reports that a typed value will stay in the field,
 	// unsubmitted (then none), where the page and any tool reading it can
 	// see it; both prompts say so before the person answers. An approved
@@ -313,7 +325,16 @@ type AuditEntry struct {
 	// How says how the value was approved: HowTyped, HowApproved,
 	// HowLease or HowNone; "" when nothing was inserted.
 	How string `json:"how,omitempty"`
+	// Event names an entry that is not a request's outcome:
+	// EventSecondConnection. "" for a request.
+	Event string `json:"event,omitempty"`
 }
+
+// EventSecondConnection is the audit entry of a native-messaging
+// connection the host refused because another from the same browser
+// process and profile was live: a page of the extension opened in a tab,
+// or a program driving the browser, playing the extension.
+const EventSecondConnection = "second_connection"
 
 // How a fill's value was approved (AuditEntry.How).
 const (
@@ -321,4 +342,57 @@ const (
 	HowApproved = "approved" // the person approved a saved value in the prompt
 	HowLease    = "lease"    // a lease filled a saved value, with a notice
 	HowNone     = "none"     // approval = none filled a saved value, with a notice
+)
+
+// CleanRoom logs in, for a browser a program can drive, in a browser only
+// fillgate holds (internal/cleanroom): the value never enters the driven
+// browser, which is handed the session the login leaves.
+type CleanRoom interface {
+	// Open starts a room for the driven tab in names: its page opened
+	// again in a new headless browser that has the driven context's
+	// cookies, the field of req's kind found and focused there, and
+	// inspected as Browser.Inspect does. An error that carries a status
+	// (refused) says why the login cannot happen there and what to do.
+	Open(ctx context.Context, req Request, in Inspection) (Room, Inspection, error)
+}
+
+// Room is one clean room. Close ends it, on every path: its browser dies
+// and its profile is removed.
+type Room interface {
+	// Insert is Browser.Insert, into the room's page.
+	Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error)
+	// HandOver follows the login to its end and hands its session to the
+	// driven tab, which it navigates to where the login ended. An error
+	// that carries a status says why nothing was handed over.
+	HandOver(ctx context.Context) (Handover, error)
+	Close()
+}
+
+// Handover is what a clean room's login left in the driven tab.
+type Handover struct {
+	// TabOrigin is the origin the driven tab shows now.
+	TabOrigin string
+	// Cookies is how many cookies were set or changed in the driven
+	// browser; Storage, whether the final origin's web storage was
+	// written there too.
+	Cookies int
+	Storage bool
+	// LoginShown: the driven tab shows, on the origin the login was on, a
+	// field of the kind the login filled: the session did not hold there.
+	LoginShown bool
+	// Next names the field kind the room's page asks for next (a
+	// one-time code after a password), "" for none.
+	Next string
+}
+
+// How a browser a program can drive is logged in to (the policy's
+// driven key; the agent never chooses it).
+const (
+	// DrivenCleanRoom: the login happens in a clean room and the driven
+	// browser gets the session; the value never enters it.
+	DrivenCleanRoom = "clean-room"
+	// DrivenInPage: the value goes into the driven browser's page, only
+	// when the person types it and confirms in the prompt that the
+	// program driving the browser can read it.
+	DrivenInPage = "in-page"
 )

@@ -53,4 +53,10 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 type run struct {
 	sw      *stopwatch
 	closing *sync.WaitGroup
+	// drive is what drives the browser, as the fill found out before
+	// asking (nil: not looked at yet).
+	drive *Drive
+	// drivenSetting is the person's driven setting for the page: what the fill
+	// would do if a program began to drive the browser.
+	drivenSetting string
 }

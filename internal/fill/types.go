@@ -202,10 +202,15 @@ type Result struct {
 	// inserted: whether the form was submitted (by fillgate or by the page
 	// itself), and whether the page then navigated away. They are absent
 	// when nothing was inserted.
-	Submitted *bool  `json:"submitted,omitempty"`
-	Navigated *bool  `json:"navigated,omitempty"`
-	Detail    string `json:"detail,omitempty"`
-	Fallback  string `json:"fallback,omitempty"`
+	Submitted *bool `json:"submitted,omitempty"`
+	Navigated *bool `json:"navigated,omitempty"`
+	// HandedOver, set after a login in the clean room (a browser a
+	// program drives), reports that the agent's tab was handed the
+	// session; TabOrigin is the origin the tab shows now.
+	HandedOver *bool  `json:"handed_over,omitempty"`
+	TabOrigin  string `json:"tab_origin,omitempty"`
+	Detail     string `json:"detail,omitempty"`
+	Fallback   string `json:"fallback,omitempty"`
 }
 
 // Agent names the process that asked: the nearest ancestor of the socket
@@ -284,6 +289,16 @@ type FieldInfo struct {
 	// codes PROTOCOL.md section 2 lists (disabled, readonly, hidden,
 	// covered, masked, ...).
 	Problem string `json:"problem,omitempty"`
+	// Hint is the field's id and name, for a password or one-time-code
+	// field: the clean room finds the same field with them. Page text,
+	// never a value; it goes to no agent.
+	Hint *FieldHint `json:"hint,omitempty"`
+}
+
+// FieldHint names a field as its page does.
+type FieldHint struct {
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name,omitempty"`
 }
 
 // Destination is where a form submission sends the value.
@@ -453,8 +468,11 @@ const (
 // Phases reported through Progress.
 const (
 	PhaseInspecting = "inspecting"
-	PhaseWaiting    = "waiting_for_human"
-	PhaseInserting  = "inserting"
+	// PhaseCleanRoom: a program drives the browser, and fillgate opens the
+	// page again in its clean room.
+	PhaseCleanRoom = "opening_clean_room"
+	PhaseWaiting   = "waiting_for_human"
+	PhaseInserting = "inserting"
 	// PhaseArmed carries the early answer of a NoWait request
 	// (Progress.Result).
 	PhaseArmed = "armed"

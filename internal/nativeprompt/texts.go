@@ -53,6 +53,8 @@ func (t texts) typed() dialog {
 		switch {
 		case t.info.Stays:
 			b.WriteString("fillgate types it into that field and does not submit the form: it stays there until the page or you clear it.")
+		case t.info.CleanRoom:
+			b.WriteString(cleanRoomNote)
 		case t.info.Watched:
 			b.WriteString("fillgate types it into that field, submits the form and tells the agent only whether it worked.")
 		default:
@@ -65,6 +67,10 @@ func (t texts) typed() dialog {
 	})
 }
 
+// cleanRoomNote ends the typing dialog of a login in the clean room.
+const cleanRoomNote = "A program drives the agent's browser, so fillgate logs in for it in a browser of its own: what you type never " +
+	"enters the agent's browser, which gets only the session the login leaves. The agent learns only whether it worked."
+
 // typedEmpty is the problem shown when nothing was typed.
 func (t texts) typedEmpty() string {
 	return "Nothing was typed. Type the " + t.noun + ", or choose Cancel."
@@ -76,9 +82,12 @@ func (t texts) saved() dialog {
 		var b strings.Builder
 		t.head(&b, false)
 		t.details(&b, s, true)
-		if t.info.Watched {
+		switch {
+		case t.info.CleanRoom:
+			b.WriteString("\nFill saved " + t.short + ": fillgate reads it from its store and logs in with it in a browser of its own; the agent and its browser never see it.")
+		case t.info.Watched:
 			b.WriteString("\nFill saved " + t.short + ": fillgate reads it from its store, types it into that field and submits the form.")
-		} else {
+		default:
 			b.WriteString("\nFill saved " + t.short + ": fillgate reads it from its store, types it into that field and submits the form; the agent never sees it.")
 		}
 		switch {
@@ -209,7 +218,11 @@ func (t texts) head(b *strings.Builder, warn bool) {
 		b.WriteString("WARNING: the agent asked fillgate not to submit the form, so the " + t.noun +
 			" you type stays in the field, where the agent's browser tools can read it.\n\n")
 	}
-	if t.info.Watched {
+	if t.info.InPage {
+		b.WriteString("NOTE: a program drives the agent's browser (its browser tools, a debugging port), and your policy lets fillgate " +
+			"type into it (driven = \"in-page\"): that program can read this " + t.noun + " in the page as it goes in. " +
+			"Type it only if you trust what drives that browser.\n\n")
+	} else if t.info.Watched {
 		b.WriteString("NOTE: a program is attached to that tab over the DevTools Protocol (an agent's browser tools, say): " +
 			"it can run script in the login page and read what goes into it, this " + t.noun + " too. " +
 			"Answer only if you trust what drives this browser.\n\n")
@@ -228,10 +241,12 @@ func (t texts) details(b *strings.Builder, s int, saved bool) {
 	if src := t.source(s); saved && src != "" {
 		b.WriteString("Saved " + t.noun + ": " + src + "\n")
 	}
-	switch t.info.Via {
-	case fill.ViaExtension:
+	switch {
+	case t.info.CleanRoom:
+		b.WriteString("Typed by: fillgate, in a browser of its own (a clean room); the agent's browser gets only the session\n")
+	case t.info.Via == fill.ViaExtension:
 		b.WriteString("Typed by: the fillgate extension in your browser\n")
-	case fill.ViaCDP:
+	case t.info.Via == fill.ViaCDP:
 		b.WriteString("Typed by: fillgate, over the browser's debugging port (CDP)\n")
 	}
 	if !t.deadline.IsZero() {

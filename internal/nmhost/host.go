@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/bridge"
+	"github.com/fillgate/fillgate/internal/cleanroom"
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/drivable"
 	"github.com/fillgate/fillgate/internal/fill"
@@ -33,7 +35,9 @@ import (
 	"github.com/fillgate/fillgate/internal/passkeyring"
 	"github.com/fillgate/fillgate/internal/planner"
 	"github.com/fillgate/fillgate/internal/policy"
+	"github.com/fillgate/fillgate/internal/procinfo"
 	"github.com/fillgate/fillgate/internal/prompt"
+	"github.com/fillgate/fillgate/internal/websession"
 )
 
 // Config is what Run needs. Stdin and Stdout are the native-messaging pipe:
@@ -92,8 +96,9 @@ func Run(ctx context.Context, cfg Config) error {
 	// What drives the browser, as the host sees it (its command line and
 	// port files), merged in the bridge with what the extension sees.
 	name, profile := browserID(cfg.Caller.Family)
+	browserPID := drivable.BrowserPID(os.Getppid())
 	probe := drivable.New(drivable.Config{
-		PID:    drivable.BrowserPID(os.Getppid()),
+		PID:    browserPID,
 		Family: cfg.Caller.Family,
 		Name:   name,
 		Env:    env,
@@ -121,6 +126,12 @@ func Run(ctx context.Context, cfg Config) error {
 		audit:   audit.Open(stateDir),
 		log:     log,
 		socket:  l.Path(),
+		rooms:   filepath.Join(runDir, "rooms"),
+
+		browserPID: browserPID,
+	}
+	if p, err := procinfo.Get(browserPID); err == nil {
+		b.exe = p.Exe
 	}
 	srv := &server{
 		l:          l,
@@ -133,6 +144,16 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- agentsock.Serve(ctx, l, srv.serve) }()
+	go func() {
+		select {
+		case <-br.Hello():
+		case <-ctx.Done():
+			return
+		}
+		if b.second(ctx, l.Others) {
+			stop(ErrSecondConnection)
+		}
+	}()
 
 	err = port.Run(ctx)
 	stop(fill.ErrBrowserGone) // running fills end as failed
@@ -146,6 +167,8 @@ func Run(ctx context.Context, cfg Config) error {
 	case errors.Is(context.Cause(ctx), ErrStopped):
 		log.Info("told to stop; host exiting")
 		return nil
+	case errors.Is(context.Cause(ctx), ErrSecondConnection):
+		return ErrSecondConnection
 	case ctx.Err() != nil && !errors.Is(context.Cause(ctx), fill.ErrBrowserGone):
 		return nil
 	}
@@ -167,6 +190,10 @@ type browser struct {
 	audit   fill.Auditor
 	log     *slog.Logger
 	socket  string
+	rooms   string // where clean rooms keep their throw-away profiles
+	exe     string // the browser's executable, "" when unknown
+	// browserPID is the browser's main process.
+	browserPID int
 }
 
 var _ local = (*browser)(nil)
@@ -189,9 +216,15 @@ func (b *browser) engine(pol *policy.Policy) *fill.Engine {
 		Leases:     b.state,
 		Notifier:   b.bridge,
 		Passkeys:   passkeyring.Port{Store: b.keyring},
-		Audit:      b.audit,
-		Log:        b.log,
-		OnOutcome:  b.bridge.Outcome,
+		CleanRoom: cleanroom.New(cleanroom.Config{
+			Driven:  drivenTab{Bridge: b.bridge, exe: b.exe, family: string(b.caller.Family)},
+			Dir:     b.rooms,
+			Browser: pol.RoomBrowser,
+			Log:     b.log,
+		}),
+		Audit:     b.audit,
+		Log:       b.log,
+		OnOutcome: b.bridge.Outcome,
 	}
 }
 
@@ -239,6 +272,7 @@ func (b *browser) status(pol *policy.Policy) agentsock.HostStatus {
 	return agentsock.HostStatus{
 		Version:     manifest.Version,
 		PID:         os.Getpid(),
+		BrowserPID:  b.browserPID,
 		Browser:     string(b.caller.Family),
 		BrowserName: b.name,
 		Profile:     b.profile,
@@ -265,4 +299,82 @@ func (b *browser) peek(ctx context.Context) (agentsock.ActiveTab, error) {
 		return agentsock.ActiveTab{}, err
 	}
 	return agentsock.ActiveTab{Origin: f.Origin, Field: f.Field.Kind, Problem: f.Field.Problem}, nil
+}
+
+// drivenTab is the extension as the clean room's driven browser, with
+// what only the host knows of the browser: its executable and family.
+type drivenTab struct {
+	*bridge.Bridge
+	exe, family string
+}
+
+// Tab implements cleanroom.Driven.
+func (d drivenTab) Tab(ctx context.Context, in fill.Inspection) (websession.Tab, error) {
+	t, err := d.Bridge.Tab(ctx, in)
+	t.Exe, t.Family = d.exe, d.family
+	return t, err
+}
+
+// ErrSecondConnection ends a host whose browser process and profile
+// already have a live connection to another host: only one extension
+// worker may speak for a profile, and a second connection is a page of
+// the extension opened in a tab (or a program driving the browser)
+// playing the extension.
+var ErrSecondConnection = errors.New("refused a second native-messaging connection from the same browser and profile: another is live")
+
+// secondGrace is how long a host that finds another live for its browser
+// and profile waits before it looks again: a worker the browser restarted
+// connects anew while the host of its old connection is still exiting.
+const secondGrace = 1500 * time.Millisecond
+
+// second reports whether another host serves this host's browser process
+// and extension instance (its profile), still after secondGrace, and,
+// when one does, records the refusal in the log and the audit log.
+func (b *browser) second(ctx context.Context, others func() []string) bool {
+	st := b.bridge.Status()
+	if st.Instance == "" || b.browserPID == 0 {
+		return false
+	}
+	if _, ok := b.firstOf(ctx, others(), st.Instance); !ok {
+		return false
+	}
+	select {
+	case <-time.After(secondGrace):
+	case <-ctx.Done():
+		return false
+	}
+	hs, ok := b.firstOf(ctx, others(), st.Instance)
+	if !ok {
+		return false
+	}
+	detail := fmt.Sprintf("refused a second native-messaging connection from %s (pid %d, profile %s) while the host pid %d serves it: "+
+		"a page of the extension opened in a tab, or a program driving the browser, may be playing the extension", cmpName(b.name), b.browserPID, b.profile, hs.PID)
+	b.log.Warn("second connection refused", "browser_pid", b.browserPID, "first_host", hs.PID)
+	if err := b.audit.Record(fill.AuditEntry{Time: time.Now(), Status: fill.StatusRefused, Via: fill.ViaExtension,
+		Detail: detail, Event: fill.EventSecondConnection}); err != nil {
+		b.log.Error("audit log", "err", err)
+	}
+	return true
+}
+
+// firstOf returns the status of another host with the extension of
+// instance connected from this host's browser process, if there is one.
+func (b *browser) firstOf(ctx context.Context, others []string, instance string) (agentsock.HostStatus, bool) {
+	for _, path := range others {
+		cctx, cancel := context.WithTimeout(ctx, statusDriveBudget)
+		hs, err := agentsock.OwnStatusAt(cctx, path)
+		cancel()
+		if err == nil && hs.BrowserPID == b.browserPID && hs.Extension.Connected && hs.Extension.Instance == instance {
+			return hs, true
+		}
+	}
+	return agentsock.HostStatus{}, false
+}
+
+// cmpName is the browser's name, or "the browser".
+func cmpName(name string) string {
+	if name == "" {
+		return "the browser"
+	}
+	return name
 }

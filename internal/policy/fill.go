@@ -60,6 +60,22 @@ func (p *Policy) ThenFor(req fill.Checked, in fill.Inspection) (string, bool, st
 	return then, d.Allow, d.Detail
 }
 
+// DrivenMode implements fill.Policy: how a browser a program can drive is
+// logged in to for the inspected page: the most specific covering rule's
+// driven setting, else the policy's own (DrivenCleanRoom by default).
+func (p *Policy) DrivenMode(req fill.Checked, in fill.Inspection) string {
+	mode := p.Driven
+	if o, err := parseOrigin(in.Origin()); err == nil {
+		if d := settingsFor(o, req.Request().Field, p.rulesFor(o)).Driven; d != "" {
+			mode = d
+		}
+	}
+	if mode == "" {
+		return DrivenCleanRoom
+	}
+	return mode
+}
+
 // Limits are the fill flow's budgets under this policy.
 func (p *Policy) Limits() fill.Limits {
 	l := fill.DefaultLimits()

@@ -81,6 +81,10 @@ func (p *Policy) Format() []byte {
 	if p.Pinentry != "" {
 		w(keyPinentry, tomlString(p.Pinentry))
 	}
+	w(keyDriven, tomlString(p.Driven))
+	if p.RoomBrowser != "" {
+		w(keyRoomBrowser, tomlString(p.RoomBrowser))
+	}
 	for _, r := range p.Rules {
 		fmt.Fprintf(&b, "\n%s\n", serviceTable(r.Service))
 		for _, kv := range []struct {
@@ -93,6 +97,9 @@ func (p *Policy) Format() []byte {
 		}
 		if r.Then != "" {
 			w(keyThen, tomlString(r.Then))
+		}
+		if r.Driven != "" {
+			w(keyDriven, tomlString(r.Driven))
 		}
 		if r.Subdomains != nil {
 			w(keySubdomains, strconv.FormatBool(*r.Subdomains))

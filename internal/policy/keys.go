@@ -11,6 +11,8 @@ const (
 	keyVia            = "via"
 	keyPrompt         = "prompt"
 	keyPinentry       = "pinentry"
+	keyDriven         = "driven"
+	keyRoomBrowser    = "clean_room_browser"
 	keyService        = "service"
 	keyFrameAncestors = "frame_ancestors"
 	keyAgents         = "agents"
@@ -28,13 +30,13 @@ const (
 // topKeys lists the settings valid at the top of the file, in the order
 // Format writes them; the [service."HOST"] tables follow them.
 func topKeys() []string {
-	return []string{keyPromptBudget, keyCooldown, keyRateLimit, keyCDPURL, keyCDPAllowHosts, keyPromptOpener, keyVia, keyPrompt, keyPinentry}
+	return []string{keyPromptBudget, keyCooldown, keyRateLimit, keyCDPURL, keyCDPAllowHosts, keyPromptOpener, keyVia, keyPrompt, keyPinentry, keyDriven, keyRoomBrowser}
 }
 
 // ruleKeys lists the keys of a [service."HOST"] table, in the order Format
 // writes them; the password and otp source tables follow them.
 func ruleKeys() []string {
-	return []string{keyFrameAncestors, keyAgents, keyFields, keyAllowVia, keyThen, keySubdomains, keyApproval, keyLease, keyRemember}
+	return []string{keyFrameAncestors, keyAgents, keyFields, keyAllowVia, keyThen, keyDriven, keySubdomains, keyApproval, keyLease, keyRemember}
 }
 
 // help says what a valid value of key looks like in the TOML file.
@@ -58,6 +60,10 @@ func help(key string) string {
 		return `"auto", "native" or "browser"`
 	case keyPinentry:
 		return `an absolute path, like "/usr/bin/pinentry-gtk-2"`
+	case keyDriven:
+		return `"clean-room" or "in-page"`
+	case keyRoomBrowser:
+		return `an absolute path to a Chromium-family browser, like "/usr/bin/chromium"`
 	case keyService:
 		return `one table per service, like [service."github.com"]`
 	case keyFrameAncestors:

@@ -39,6 +39,13 @@ const (
 	PromptBrowser = "browser" // always the loopback page in the browser
 )
 
+// How a browser a program can drive is logged in to (Policy.Driven), as
+// in internal/fill (fill.DrivenCleanRoom, fill.DrivenInPage).
+const (
+	DrivenCleanRoom = "clean-room" // a login in a clean room; the driven browser gets the session
+	DrivenInPage    = "in-page"    // the value goes into the driven page, typed and confirmed by the person
+)
+
 // Prompt openers for the CDP path.
 const (
 	OpenerSystem = "system"  // the OS opener: xdg-open, open, start
@@ -99,6 +106,17 @@ type Policy struct {
 	// path); "" means the first GUI pinentry found in the system's own
 	// directories.
 	Pinentry string
+	// Driven is how a browser a program can drive is logged in to:
+	// DrivenCleanRoom (the login happens in a clean room, and the driven
+	// browser gets the session; the value never enters it) or
+	// DrivenInPage (the value goes into its page, only when the person
+	// types it and confirms that the program driving the browser can read
+	// it). A rule's Driven overrides it for its service.
+	Driven string
+	// RoomBrowser is the Chromium-family browser the clean room runs (an
+	// absolute path); "" means the driven browser's own when it is one,
+	// else the first found in the usual places.
+	RoomBrowser string
 	// Rules are the per-service rules, in file order.
 	Rules []Rule
 }
@@ -128,6 +146,9 @@ type Rule struct {
 	// Then, when not empty, is what follows an insert for this service:
 	// ThenSubmit or ThenNone (see internal/fill.Request.Then).
 	Then string
+	// Driven, when not empty, overrides Policy.Driven for this service:
+	// DrivenCleanRoom or DrivenInPage.
+	Driven string
 	// Subdomains, when set to false, limits the rule and the service to
 	// the exact host: pages on names under it are refused for this
 	// service, and the rule does not apply to them. nil means true.
@@ -183,6 +204,7 @@ func Default() *Policy {
 		PromptOpener:       OpenerSystem,
 		Via:                ViaAuto,
 		Prompt:             PromptAuto,
+		Driven:             DrivenCleanRoom,
 	}
 }
 
@@ -204,6 +226,8 @@ func (p *Policy) Validate() error {
 	add(keyVia, oneOf(p.Via, ViaAuto, ViaExtension, ViaCDP))
 	add(keyPrompt, oneOf(p.Prompt, PromptAuto, PromptNative, PromptBrowser))
 	add(keyPinentry, checkPinentry(p.Pinentry))
+	add(keyDriven, oneOf(p.Driven, DrivenCleanRoom, DrivenInPage))
+	add(keyRoomBrowser, checkAbsolute(p.RoomBrowser))
 	seen := map[string]bool{}
 	for _, r := range p.Rules {
 		table := serviceTable(r.Service)
@@ -261,6 +285,9 @@ func (r Rule) problems(values bool) []keyProblem {
 		list(keyAllowVia, r.AllowVia, normalizeAllowVia)
 		if r.Then != "" {
 			add(oneOf(r.Then, ThenSubmit, ThenNone), -1, keyThen)
+		}
+		if r.Driven != "" {
+			add(oneOf(r.Driven, DrivenCleanRoom, DrivenInPage), -1, keyDriven)
 		}
 		if r.Approval != "" {
 			add(oneOf(r.Approval, ApprovalEach, ApprovalLease, ApprovalNone), -1, keyApproval)
@@ -342,7 +369,10 @@ func oneOf(s string, valid ...string) error {
 // checkPinentry accepts "" (search the system's own directories) or an
 // absolute path: a relative one would be looked up where the agent may
 // have put a program of its own.
-func checkPinentry(path string) error {
+func checkPinentry(path string) error { return checkAbsolute(path) }
+
+// checkAbsolute accepts "" or an absolute path.
+func checkAbsolute(path string) error {
 	if path == "" || filepath.IsAbs(path) {
 		return nil
 	}

@@ -28,6 +28,9 @@ type Settings struct {
 	// ApprovalFrom is the service of the rule that set Approval, "" when
 	// none did.
 	ApprovalFrom string
+	// Driven is the rules' driven setting, "" when none sets one (the
+	// policy's own applies).
+	Driven string
 }
 
 // settingsFor works out the settings for a fill of field into a page of
@@ -61,6 +64,9 @@ func settingsFor(o origin, field string, covering []*Rule) Settings {
 			case r.Approval == ApprovalLease:
 				s.Lease = cmp.Or(r.Lease, DefaultLease)
 			}
+		}
+		if s.Driven == "" {
+			s.Driven = r.Driven
 		}
 		if !rememberSet && r.Remember != nil {
 			rememberSet = true

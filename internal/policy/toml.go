@@ -26,6 +26,8 @@ type fileDoc struct {
 	Via           *string            `toml:"via"`
 	Prompt        *string            `toml:"prompt"`
 	Pinentry      *string            `toml:"pinentry"`
+	Driven        *string            `toml:"driven"`
+	RoomBrowser   *string            `toml:"clean_room_browser"`
 	Service       map[string]ruleDoc `toml:"service"`
 }
 
@@ -36,6 +38,7 @@ type ruleDoc struct {
 	Fields         []string `toml:"fields"`
 	AllowVia       []string `toml:"allow_via"`
 	Then           *string  `toml:"then"`
+	Driven         *string  `toml:"driven"`
 	Subdomains     *bool    `toml:"subdomains"`
 	Approval       *string  `toml:"approval"`
 	Lease          *string  `toml:"lease"`
@@ -404,6 +407,14 @@ func (b *builder) build(d *fileDoc) *Policy {
 		p.Pinentry = v
 		return checkPinentry(v)
 	})
+	b.str([]string{keyDriven}, d.Driven, func(v string) error {
+		p.Driven = v
+		return oneOf(v, DrivenCleanRoom, DrivenInPage)
+	})
+	b.str([]string{keyRoomBrowser}, d.RoomBrowser, func(v string) error {
+		p.RoomBrowser = v
+		return checkAbsolute(v)
+	})
 
 	// Service tables in file order.
 	names := make([]string, 0, len(d.Service))
@@ -444,6 +455,10 @@ func (b *builder) rule(path []string, svc string, rd *ruleDoc) Rule {
 	b.str(at(keyThen), rd.Then, func(v string) error {
 		r.Then = v
 		return oneOf(v, ThenSubmit, ThenNone)
+	})
+	b.str(at(keyDriven), rd.Driven, func(v string) error {
+		r.Driven = v
+		return oneOf(v, DrivenCleanRoom, DrivenInPage)
 	})
 	b.str(at(keyApproval), rd.Approval, func(v string) error {
 		r.Approval = v

@@ -57,6 +57,8 @@ const everyKeyText = "# every key\r\n" +
 	"via = \"extension\"\n" +
 	"prompt = \"native\"\n" +
 	"pinentry = \"/usr/bin/pinentry-qt\"\n" +
+	"driven = \"in-page\"\n" +
+	"clean_room_browser = \"/usr/bin/chromium\"\n" +
 	"\n" +
 	"[service.\"GitHub.com\"]\n" +
 	"frame_ancestors = [\"https://portal.example.net\", \"http://localhost:3000\", \"https://sso.example.net:8443\"]\n" +
@@ -64,6 +66,7 @@ const everyKeyText = "# every key\r\n" +
 	"fields = [\"otp\", \"password\"]\n" +
 	"allow_via = [\"extension\", \"cdp\"]\n" +
 	"then = \"none\"\n" +
+	"driven = \"clean-room\"\n" +
 	"subdomains = false\n" +
 	"approval = \"lease\"\n" +
 	"lease = \"30m\"\n" +
@@ -114,6 +117,8 @@ func TestParseEveryKey(t *testing.T) {
 		Via:                ViaExtension,
 		Prompt:             PromptNative,
 		Pinentry:           osRaw("/usr/bin/pinentry-qt"),
+		Driven:             DrivenInPage,
+		RoomBrowser:        osRaw("/usr/bin/chromium"),
 		Rules: []Rule{
 			{
 				Service:        "github.com",
@@ -122,6 +127,7 @@ func TestParseEveryKey(t *testing.T) {
 				Fields:         []string{fieldOTP, fieldPassword},
 				AllowVia:       []string{ViaExtension, ViaCDP},
 				Then:           ThenNone,
+				Driven:         DrivenCleanRoom,
 				Subdomains:     ptr(false),
 				Approval:       ApprovalLease,
 				Lease:          30 * time.Minute,

@@ -134,6 +134,11 @@ type formData struct {
 	// Watched warns that a program attached to the login page's tab can
 	// read what goes into it.
 	Watched bool
+	// InPage warns that a program drives the browser and the person's
+	// policy lets fillgate type into it (driven = "in-page").
+	InPage bool
+	// CleanRoom says the login happens in fillgate's clean room.
+	CleanRoom bool
 	// From is where the saved value to approve comes from, or "" for
 	// none; Accounts the accounts to pick among, and Ask what the store
 	// needs typed first (a label), with it.
@@ -221,10 +226,12 @@ func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.T
 		}
 	}
 	var via string
-	switch info.Via {
-	case fill.ViaExtension:
+	switch {
+	case info.CleanRoom:
+		via = "fillgate, in a browser of its own (a clean room); the agent's browser gets only the session"
+	case info.Via == fill.ViaExtension:
 		via = "the fillgate extension in your browser"
-	case fill.ViaCDP:
+	case info.Via == fill.ViaCDP:
 		via = "fillgate, over the browser's debugging port (CDP)"
 	}
 	until := "you answer, or the agent stops waiting"
@@ -241,28 +248,30 @@ func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.T
 		hint = "Esc cancels."
 	}
 	return formData{
-		As:       display(info.Account),
-		Stays:    info.Stays,
-		Watched:  info.Watched,
-		From:     display(info.From),
-		Accounts: accounts,
-		Ask:      capitalize(display(info.Ask)),
-		Remember: info.Remember,
-		Hint:     hint,
-		Title:    "fillgate — opening the prompt",
-		Ready:    "fillgate — " + noun + " for " + service,
-		Label:    label,
-		Noun:     noun,
-		Service:  service,
-		Origin:   display(info.Origin),
-		Agent:    display(agent),
-		Via:      via,
-		Until:    until,
-		Action:   action,
-		CSRF:     csrf,
-		OTP:      info.Field == fill.FieldOTP,
-		Key:      key,
-		Finals:   finals,
+		As:        display(info.Account),
+		Stays:     info.Stays,
+		Watched:   info.Watched,
+		InPage:    info.InPage,
+		CleanRoom: info.CleanRoom,
+		From:      display(info.From),
+		Accounts:  accounts,
+		Ask:       capitalize(display(info.Ask)),
+		Remember:  info.Remember,
+		Hint:      hint,
+		Title:     "fillgate — opening the prompt",
+		Ready:     "fillgate — " + noun + " for " + service,
+		Label:     label,
+		Noun:      noun,
+		Service:   service,
+		Origin:    display(info.Origin),
+		Agent:     display(agent),
+		Via:       via,
+		Until:     until,
+		Action:    action,
+		CSRF:      csrf,
+		OTP:       info.Field == fill.FieldOTP,
+		Key:       key,
+		Finals:    finals,
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/cdp"
+	"github.com/fillgate/fillgate/internal/cleanroom"
 	"github.com/fillgate/fillgate/internal/desktopnote"
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
@@ -27,6 +28,7 @@ import (
 	"github.com/fillgate/fillgate/internal/planner"
 	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/internal/prompt"
+	"github.com/fillgate/fillgate/internal/websession"
 )
 
 // Options configures one request. None of it comes from a page, and the
@@ -129,6 +131,10 @@ func fillCDP(ctx context.Context, checked fill.Checked, o Options, pol *policy.P
 	if err != nil {
 		return failed(req, ViaCDP, fmt.Sprintf("cannot find the state dir: %v", err))
 	}
+	runDir, err := dirs.Runtime(env)
+	if err != nil {
+		return failed(req, ViaCDP, fmt.Sprintf("cannot find the runtime dir: %v", err))
+	}
 	log, closeLog, err := logfile.Open(stateDir, logfile.Debug(env), "pid", os.Getpid(), "role", "cdp")
 	if err != nil {
 		return failed(req, ViaCDP, err.Error())
@@ -181,8 +187,11 @@ func fillCDP(ctx context.Context, checked fill.Checked, o Options, pol *policy.P
 		// the desktop's notification service shows the notice of a fill
 		// with no prompt, and without one every fill is asked.
 		Notifier: desktopnote.New(),
-		Audit:    audit.Open(stateDir),
-		Log:      log,
+		// A program drives every browser on this path: the login happens
+		// in a clean room, unless the person's policy says otherwise.
+		CleanRoom: cleanroom.New(cleanroom.Config{Driven: b, Dir: filepath.Join(runDir, "rooms"), Browser: pol.RoomBrowser, Log: log}),
+		Audit:     audit.Open(stateDir),
+		Log:       log,
 	}
 	return e.Fill(ctx, checked, agent, o.OnProgress)
 }
@@ -233,6 +242,21 @@ func (l *lazyCDP) Drivable(ctx context.Context) (fill.Drive, error) {
 
 func (l *lazyCDP) Insert(ctx context.Context, in fill.Inspection, value []byte, opt fill.InsertOptions) (fill.Verdict, error) {
 	return l.b.Insert(ctx, in, value, opt)
+}
+
+// Tab implements cleanroom.Driven.
+func (l *lazyCDP) Tab(ctx context.Context, in fill.Inspection) (websession.Tab, error) {
+	return l.b.Tab(ctx, in)
+}
+
+// SiteCookies implements cleanroom.Driven.
+func (l *lazyCDP) SiteCookies(ctx context.Context, in fill.Inspection, site string) ([]websession.Cookie, error) {
+	return l.b.SiteCookies(ctx, in, site)
+}
+
+// HandOver implements cleanroom.Driven.
+func (l *lazyCDP) HandOver(ctx context.Context, in fill.Inspection, s websession.Session) (websession.Shown, error) {
+	return l.b.HandOver(ctx, in, s)
 }
 
 // Close detaches from the browser, if it was reached.

@@ -1,0 +1,544 @@
+package cleanroom
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	cdpproto "github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/storage"
+	"github.com/chromedp/chromedp"
+
+	"github.com/fillgate/fillgate/extension"
+	"github.com/fillgate/fillgate/internal/cdp"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/websession"
+)
+
+//go:embed room.js
+var roomJS string
+
+// Bounds of a room's waits.
+const (
+	// startBudget bounds the browser's start and its first tab.
+	startBudget = 30 * time.Second
+	// loadBudget bounds loading the driven tab's page again.
+	loadBudget = 30 * time.Second
+	// quietFor is how long the room's page must be quiet (no document
+	// loading, at most two other requests open, no navigation) to count
+	// as settled.
+	quietFor = 700 * time.Millisecond
+	// settleBudget bounds the wait for a login to come to its end.
+	settleBudget = 20 * time.Second
+	// maxStorage is the most web storage a handover carries (a native
+	// message to the browser is at most 1 MB).
+	maxStorage = 512 << 10
+)
+
+// room is one clean room: its browser, its one tab, and what it learned.
+type room struct {
+	cfg     Config
+	in      fill.Inspection // the driven tab's
+	login   string          // the origin of the login page
+	kind    string          // the field kind filled
+	service string          // the service asked for
+	dir     string
+	done    func() // releases the profile
+
+	acancel, bcancel, tcancel context.CancelFunc
+	tctx                      context.Context
+	c                         *chromedp.Context // the tab's
+	cdp                       *cdp.Browser      // the tab as fillgate's in-page functions see it
+	rin                       fill.Inspection   // the room's own inspection
+
+	mu       sync.Mutex
+	forks    map[string]chan struct{} // sites whose cookies were copied in (closed once done)
+	seeded   map[websession.Key]websession.Cookie
+	bound    bool                       // a response started a device-bound session
+	carried  string                     // the origin a redirect would have carried the login's body to (stopped)
+	docs     map[network.RequestID]bool // requests open, true for documents
+	last     time.Time                  // the page's last sign of life
+	kick     chan struct{}              // closed and replaced on activity
+	closed   bool
+	closeOne sync.Once
+}
+
+// start starts a room's browser with the driven tab's user agent and
+// languages, and its one tab in a browser context of its own (in memory
+// only: no cookie, cache or storage of it reaches the disk).
+func start(ctx context.Context, cfg Config, exe string, tab websession.Tab, in fill.Inspection) (*room, error) {
+	dir, done, err := newProfile(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("clean room profile: %w", err)
+	}
+	r := &room{cfg: cfg, in: in, login: in.Origin(), kind: in.Field.Kind, dir: dir, done: done,
+		forks: map[string]chan struct{}{}, seeded: map[websession.Key]websession.Cookie{},
+		docs: map[network.RequestID]bool{}, last: time.Now(), kick: make(chan struct{})}
+	opts := append(flags(dir, tab), chromedp.ExecPath(exe), chromedp.NoInheritEnv, chromedp.Env(environ()...),
+		chromedp.ModifyCmdFunc(ownGroup))
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithBrowserOption(
+		chromedp.WithBrowserLogf(discard), chromedp.WithBrowserErrorf(discard)))
+	r.acancel, r.bcancel = acancel, bcancel
+	r.tcancel = func() {}
+	sctx, cancel := context.WithTimeout(ctx, startBudget)
+	defer cancel()
+	stop := context.AfterFunc(sctx, bcancel)
+	err = chromedp.Do(bctx)
+	stopped := !stop()
+	if err != nil || stopped {
+		r.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("start the clean room's browser %s: %w", exe, cmpErr(err, sctx.Err()))
+	}
+	tctx, tcancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(r.listen))
+	r.tctx, r.tcancel = tctx, tcancel
+	stop = context.AfterFunc(sctx, tcancel)
+	err = chromedp.Do(tctx)
+	stopped = !stop()
+	if err != nil || stopped {
+		r.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("open the clean room's tab: %w", cmpErr(err, sctx.Err()))
+	}
+	r.c = chromedp.FromContext(tctx)
+	// Every request waits, before it goes out, until the driven
+	// context's cookies of its site are in (fork).
+	if _, err := cdpproto.Call(sctx, r.c.Target, fetch.Enable, fetch.EnableParams{
+		Patterns: []*fetch.RequestPattern{{URLPattern: "*", RequestStage: fetch.RequestStageRequest}},
+	}); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("clean room: intercept requests: %w", err)
+	}
+	r.cdp = cdp.Attach(bctx, "fillgate's clean room", r.c.Target.TargetID)
+	cfg.Log.Info("clean room started", "browser", exe)
+	return r, nil
+}
+
+func discard(string, ...any) {}
+
+// extensionInPage is fillgate's in-page function (its "shown" op).
+func extensionInPage() string { return extension.InPageJS }
+
+func cmpErr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}
+
+// flags are the room's browser's command line: headless, no first-run
+// work, no extensions, sync, background traffic, crash reports or saved
+// passwords, the driven browser's user agent and languages, and its own
+// profile. chromedp adds --remote-debugging-pipe and about:blank.
+func flags(dir string, tab websession.Tab) []chromedp.ExecAllocatorOption {
+	f := []chromedp.ExecAllocatorOption{
+		chromedp.UserDataDir(dir),
+		chromedp.Flag("headless", "new"),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("disable-features", "PasswordManagerOnboarding,AutofillServerCommunication,Translate,OptimizationHints,MediaRouter"),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("use-mock-keychain", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.WindowSize(1280, 900),
+	}
+	if tab.UserAgent != "" {
+		f = append(f, chromedp.UserAgent(tab.UserAgent))
+	}
+	if len(tab.Languages) > 0 {
+		f = append(f, chromedp.Flag("lang", tab.Languages[0]), chromedp.Flag("accept-lang", strings.Join(tab.Languages, ",")))
+	}
+	if os.Geteuid() == 0 {
+		f = append(f, chromedp.Flag("no-sandbox", true)) // Chromium refuses to run as root with its sandbox
+	}
+	return f
+}
+
+// listen hears the tab's events on the connection's reading goroutine:
+// it keeps count of what loads, notes a device-bound session, and hands
+// each paused request to fork on a goroutine of its own.
+func (r *room) listen(ev any) {
+	switch ev := ev.(type) {
+	case *fetch.EventRequestPaused:
+		go r.paused(ev)
+	case *network.EventRequestWillBeSent:
+		r.note(func() { r.docs[ev.RequestID] = ev.Type == network.ResourceTypeDocument })
+	case *network.EventLoadingFinished:
+		r.note(func() { delete(r.docs, ev.RequestID) })
+	case *network.EventLoadingFailed:
+		r.note(func() { delete(r.docs, ev.RequestID) })
+	case *network.EventResponseReceived:
+		if ev.Response != nil && bindsSession(ev.Response.Headers) {
+			r.note(func() { r.bound = true })
+		}
+	case *network.EventResponseReceivedExtraInfo:
+		if bindsSession(ev.Headers) {
+			r.note(func() { r.bound = true })
+		}
+	case *page.EventFrameNavigated:
+		r.note(func() {})
+	case *page.EventNavigatedWithinDocument:
+		r.note(func() {})
+	}
+}
+
+// note runs f under the lock and marks a sign of life.
+func (r *room) note(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f()
+	r.last = time.Now()
+	close(r.kick)
+	r.kick = make(chan struct{})
+}
+
+// paused lets a paused request go on once its site's cookies are in. A
+// redirect that would carry a request's body on to another origin than
+// the login's (307 or 308 keep the method and the body: the password) is
+// stopped there.
+func (r *room) paused(ev *fetch.EventRequestPaused) {
+	ctx, cancel := context.WithTimeout(r.tctx, 10*time.Second)
+	defer cancel()
+	raw := ev.Request.URL
+	if ev.RedirectedRequestID != "" && ev.Request.HasPostData && originOf(raw) != r.login {
+		r.note(func() { r.carried = originOf(raw) })
+		_, _ = cdpproto.Call(ctx, r.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+		return
+	}
+	if u, err := url.Parse(raw); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
+		r.fork(ctx, websession.Site(u.Hostname()))
+	}
+	_, _ = cdpproto.Call(ctx, r.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+}
+
+// fork copies the driven context's cookies of site into the room, once.
+// What the room holds of site right after is what a handover compares
+// the login's cookies with.
+func (r *room) fork(ctx context.Context, site string) {
+	r.mu.Lock()
+	done, ok := r.forks[site]
+	if ok {
+		r.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		return
+	}
+	done = make(chan struct{})
+	r.forks[site] = done
+	r.mu.Unlock()
+	defer close(done)
+
+	cookies, err := r.cfg.Driven.SiteCookies(ctx, r.in, site)
+	if err != nil {
+		r.cfg.Log.Warn("clean room: cannot read the agent's browser's cookies for a site", "site", site, "err", err)
+		return
+	}
+	if len(cookies) > 0 {
+		params := make([]*network.CookieParam, len(cookies))
+		for i, c := range cookies {
+			params[i] = c.CDPParam()
+		}
+		if _, err := cdpproto.Call(ctx, r.c.Browser, storage.SetCookies, storage.SetCookiesParams{Cookies: params, BrowserContextID: r.c.BrowserContextID}); err != nil {
+			r.cfg.Log.Warn("clean room: cannot copy cookies in", "site", site, "err", err)
+		}
+	}
+	held, err := r.cookies(ctx)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range held {
+		if websession.InSite(c.Domain, site) {
+			r.seeded[c.Key()] = c
+		}
+	}
+	r.cfg.Log.Debug("clean room: cookies copied in", "site", site, "cookies", len(cookies))
+}
+
+// cookies are the cookies the room's browser context holds.
+func (r *room) cookies(ctx context.Context) ([]websession.Cookie, error) {
+	res, err := cdpproto.Call(ctx, r.c.Browser, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: r.c.BrowserContextID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]websession.Cookie, len(res.Cookies))
+	for i, c := range res.Cookies {
+		out[i] = websession.FromCDP(c)
+	}
+	return out, nil
+}
+
+// settle waits until the page is quiet for quietFor (no document
+// loading, at most two other requests open, no navigation), or until
+// limit.
+func (r *room) settle(ctx context.Context, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		r.mu.Lock()
+		docs, others := 0, 0
+		for _, doc := range r.docs {
+			if doc {
+				docs++
+			} else {
+				others++
+			}
+		}
+		since, kick := time.Since(r.last), r.kick
+		r.mu.Unlock()
+		if docs == 0 && others <= 2 && since >= quietFor {
+			return
+		}
+		wait := quietFor - since
+		if wait < 50*time.Millisecond {
+			wait = 50 * time.Millisecond
+		}
+		if left := time.Until(deadline); left <= 0 {
+			return
+		} else if wait > left {
+			wait = left
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-kick:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// located is what room.js's locate answers.
+type located struct {
+	Count   int  `json:"count"`
+	Focused bool `json:"focused"`
+}
+
+// open loads url in the room, finds and focuses the field of req's kind
+// (after typing the account and going on, for a page that asks for it
+// first), and inspects it.
+func (r *room) open(ctx context.Context, req fill.Request, raw string) (fill.Inspection, error) {
+	r.service = req.Service
+	lctx, cancel := context.WithTimeout(ctx, loadBudget)
+	defer cancel()
+	if err := r.navigate(lctx, raw); err != nil {
+		return fill.Inspection{}, fmt.Errorf("the clean room cannot open the agent's page on %s: %w", r.login, err)
+	}
+	r.settle(lctx, loadBudget)
+	loc, err := r.locate(lctx, req.Field)
+	if err != nil {
+		return fill.Inspection{}, err
+	}
+	if loc.Count == 0 && req.Field == fill.FieldPassword && r.in.Account != "" {
+		// The page asks for the account first: the agent's tab reached
+		// the password step by typing there.
+		var st struct {
+			Stepped bool `json:"stepped"`
+		}
+		if err := r.cdp.RunTab(lctx, r.c.Target.TargetID, roomJS, "step", map[string]string{"account": r.in.Account}, &st); err != nil {
+			return fill.Inspection{}, fmt.Errorf("the clean room cannot go on from the account step: %w", err)
+		}
+		if st.Stepped {
+			r.note(func() {})
+			r.settle(lctx, loadBudget)
+			if loc, err = r.locate(lctx, req.Field); err != nil {
+				return fill.Inspection{}, err
+			}
+		}
+	}
+	switch {
+	case loc.Count == 0:
+		return fill.Inspection{}, refuse("opened again in fillgate's clean room, the agent's page on %s shows no %s field (a login step that lives only in that page, reached by typing there%s); %s",
+			r.login, fieldNoun(req.Field), stepNote(req.Field, r.in.Account), inPageFix(req.Service))
+	case !loc.Focused:
+		return fill.Inspection{}, refuse("opened again in fillgate's clean room, the agent's page on %s shows %d %s fields, and nothing tells which is the one the agent chose; %s",
+			r.login, loc.Count, fieldNoun(req.Field), inPageFix(req.Service))
+	}
+	rin, err := r.cdp.Inspect(lctx, fill.Request{Service: req.Service, Field: req.Field})
+	if err != nil {
+		return fill.Inspection{}, fmt.Errorf("the clean room cannot inspect the page it opened: %w", err)
+	}
+	r.rin = rin
+	return rin, nil
+}
+
+// stepNote says what the room tried for a page that asks for the account
+// first.
+func stepNote(field, account string) string {
+	switch {
+	case field != fill.FieldPassword:
+		return ""
+	case account == "":
+		return "; the agent's page shows no account name to go on with"
+	}
+	return "; going on with the account name the agent's page shows did not reach it"
+}
+
+// fieldNoun names a field kind in a sentence.
+func fieldNoun(kind string) string {
+	if kind == fill.FieldOTP {
+		return "one-time code"
+	}
+	return kind
+}
+
+// locate finds and focuses the field of kind, picked by the driven
+// field's id or name when several are shown.
+func (r *room) locate(ctx context.Context, kind string) (located, error) {
+	arg := map[string]any{"kind": kind, "account": r.in.Account}
+	if h := r.in.Field.Hint; h != nil {
+		arg["hint"] = h
+	}
+	var loc located
+	if err := r.cdp.RunTab(ctx, r.c.Target.TargetID, roomJS, "locate", arg, &loc); err != nil {
+		return located{}, fmt.Errorf("the clean room cannot look for the login field: %w", err)
+	}
+	return loc, nil
+}
+
+// navigate loads raw in the room's tab and waits for its load event.
+func (r *room) navigate(ctx context.Context, raw string) error {
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	loaded := cdpproto.Events(lctx, r.c.Target, page.LoadEventFired)
+	res, err := cdpproto.Call(ctx, r.c.Target, page.Navigate, page.NavigateParams{URL: raw})
+	if err != nil {
+		return err
+	}
+	if res.ErrorText != "" {
+		return fmt.Errorf("the page did not load (%s)", res.ErrorText)
+	}
+	for _, err := range loaded {
+		return err
+	}
+	return ctx.Err()
+}
+
+// Insert implements fill.Room.
+func (r *room) Insert(ctx context.Context, in fill.Inspection, value []byte, opt fill.InsertOptions) (fill.Verdict, error) {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return fill.Verdict{}, errClosed
+	}
+	r.note(func() {})
+	return r.cdp.Insert(ctx, in, value, opt)
+}
+
+// HandOver implements fill.Room.
+func (r *room) HandOver(ctx context.Context) (fill.Handover, error) {
+	r.settle(ctx, settleBudget)
+	if err := ctx.Err(); err != nil {
+		return fill.Handover{}, err
+	}
+	r.mu.Lock()
+	bound, carried := r.bound, r.carried
+	r.mu.Unlock()
+	if carried != "" {
+		return fill.Handover{}, refusal{fmt.Sprintf("the site sent the login on to another origin, %s, with a redirect that keeps the form's body (307 or 308), which would have carried the %s there; fillgate's clean room stopped it, and nothing was handed over",
+			carried, fieldNoun(r.kind))}
+	}
+	if bound {
+		return fill.Handover{}, failure{fmt.Sprintf("the site started a device-bound session during the login (%s): its session is bound to fillgate's clean room and would die in the agent's browser, so nothing was handed over; %s",
+			"Secure-Session-Registration", inPageFix(r.service))}
+	}
+	var at websession.Shown
+	if err := r.cdp.RunTab(ctx, r.c.Target.TargetID, extensionInPage(), "shown", nil, &at); err != nil {
+		return fill.Handover{}, fmt.Errorf("the clean room cannot look at where the login ended: %w", err)
+	}
+	if at.Origin == r.login && count(at, r.kind) > 0 {
+		return fill.Handover{}, failure{fmt.Sprintf("the site did not take the login: fillgate's clean room still shows its %s field on %s (a wrong value, or a step the site asks for); nothing was handed over",
+			fieldNoun(r.kind), r.login)}
+	}
+	next := ""
+	if r.kind == fill.FieldPassword && at.Code > 0 {
+		next = fill.FieldOTP
+	}
+	all, err := r.cookies(ctx)
+	if err != nil {
+		return fill.Handover{}, fmt.Errorf("the clean room cannot read the login's cookies: %w", err)
+	}
+	r.mu.Lock()
+	before := make([]websession.Cookie, 0, len(r.seeded))
+	for _, c := range r.seeded {
+		before = append(before, c)
+	}
+	r.mu.Unlock()
+	changes := websession.Diff(before, all)
+	var st websession.Storage
+	if err := r.cdp.RunTab(ctx, r.c.Target.TargetID, roomJS, "storage", nil, &st); err != nil {
+		r.cfg.Log.Warn("clean room: cannot read the final origin's storage", "err", err)
+		st = websession.Storage{}
+	}
+	storageNote := ""
+	if st.Size() > maxStorage {
+		storageNote = "too large"
+		st = websession.Storage{Origin: st.Origin}
+	}
+	shown, err := r.cfg.Driven.HandOver(ctx, r.in, websession.Session{Cookies: changes, Storage: st, URL: at.URL})
+	if err != nil {
+		return fill.Handover{}, fmt.Errorf("the session could not be handed to the agent's browser: %w", err)
+	}
+	r.cfg.Log.Info("clean room: session handed over", "cookies", len(changes.Set), "removed", len(changes.Removed),
+		"storage", !st.Empty(), "storage_dropped", storageNote, "origin", shown.Origin)
+	return fill.Handover{
+		TabOrigin:  shown.Origin,
+		Cookies:    len(changes.Set),
+		Storage:    !st.Empty(),
+		LoginShown: shown.Origin == r.login && next == "" && count(shown, r.kind) > 0,
+		Next:       next,
+	}, nil
+}
+
+// count is how many fields of kind s shows.
+func count(s websession.Shown, kind string) int {
+	if kind == fill.FieldOTP {
+		return s.Code
+	}
+	return s.Password
+}
+
+// Close implements fill.Room: the tab, then the browser, then its profile.
+func (r *room) Close() {
+	r.closeOne.Do(func() {
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		if r.cdp != nil {
+			_ = r.cdp.Close()
+		}
+		r.tcancel()
+		r.bcancel()
+		r.acancel()
+		killLeftovers(r.dir)
+		r.done()
+		r.cfg.Log.Info("clean room closed")
+	})
+}

@@ -1,0 +1,410 @@
+//go:build linux
+
+package cleanroom
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/fillgate/fillgate/internal/audit"
+	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/manifest"
+	"github.com/fillgate/fillgate/internal/policy"
+	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/desktop"
+	"github.com/fillgate/fillgate/tests/kit/fgenv"
+	"github.com/fillgate/fillgate/tests/kit/fgrun"
+	"github.com/fillgate/fillgate/tests/kit/hostwait"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/poll"
+)
+
+// gtk2 is the pinentry the person answers in (the policy names it, so the
+// dialog is the same on every machine).
+const gtk2 = "/usr/bin/pinentry-gtk-2"
+
+// The two ways fillgate reaches the driven browser.
+const (
+	viaExtension = "extension"
+	viaCDP       = "cdp"
+)
+
+// basePolicy is the person's policy: the defaults where it matters
+// (prompt = "auto", driven = "clean-room"), many requests from one agent,
+// no cool-down, a short budget, the person's own pinentry, and no offer
+// to remember a typed value (one dialog per typed fill). extra comes
+// after it.
+func basePolicy(extra string) string {
+	return fmt.Sprintf(`# fillgate clean-room tests: the person's defaults
+rate_limit = "1000/1m"
+no_response_cooldown = "0s"
+prompt_budget = "45s"
+pinentry = %q
+
+[service."127.0.0.1"]
+remember = false
+
+[service."127.0.0.2"]
+remember = false
+%s`, gtk2, extra)
+}
+
+// rig is one set-up: a temp root (HOME and the XDG dirs), a private X
+// display the native dialog shows on and a person at it, the driven
+// Chromium (headless, with a debugging port: the agent's; with the real
+// extension and host on the extension path), and the test's own CDP
+// connection to it, which plays the agent's tools and the person's
+// clicks into the page.
+type rig struct {
+	t      testing.TB
+	ctx    context.Context
+	via    string
+	root   *fgenv.Root
+	env    []string
+	person *desktop.Person
+	chrome *browser.Chromium
+	bctx   context.Context
+
+	mu      sync.Mutex
+	secrets [][]byte
+	outputs [][]byte
+}
+
+// newRig starts it all for via; it stops when the test ends, and then
+// every file under the root (the driven browser's profile among them),
+// the browser's output and everything fillgate printed are scanned for
+// every secret of the rig, and the clean rooms' directory must be empty.
+func newRig(t *testing.T, ctx context.Context, via string) *rig {
+	t.Helper()
+	if _, err := os.Stat(gtk2); err != nil {
+		t.Fatalf("%s is missing: run tests/setup (it installs pinentry-gtk2, xvfb, xdotool)", gtk2)
+	}
+	root := fgenv.New(t, "fgcr-")
+	r := &rig{t: t, ctx: ctx, via: via, root: root, env: root.Env}
+	t.Cleanup(r.finalScan) // after the browser stopped
+	display := desktop.Start(t)
+	r.person = display.Person(t)
+	r.env = append(r.env, display.Env()...)
+	r.writePolicy(basePolicy(""))
+	profile := filepath.Join(root.Dir, "profile")
+	opts := browser.ChromiumOptions{UserDataDir: profile, Env: r.env}
+	if via == viaExtension {
+		opts.Extensions = []string{r.install(profile)}
+	}
+	r.chrome = browser.StartChromium(t, ctx, opts)
+	r.env = append(r.env, fmt.Sprintf("FILLGATE_CDP_URL=http://127.0.0.1:%d", r.chrome.Port))
+	r.bctx = r.chrome.Attach(t, ctx)
+	if via == viaExtension {
+		r.waitHost()
+	}
+	return r
+}
+
+// writePolicy writes the person's policy, which must be valid.
+func (r *rig) writePolicy(text string) {
+	r.t.Helper()
+	if _, err := policy.Parse("test policy", []byte(text)); err != nil {
+		r.t.Fatalf("the test's policy is not valid: %v", err)
+	}
+	fgenv.WritePolicy(r.t, r.env, text)
+}
+
+// install runs `fillgate install` for the profile as a person would and
+// returns the unpacked extension's directory.
+func (r *rig) install(profile string) string {
+	r.t.Helper()
+	out, code := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
+	var rep struct {
+		ExtensionDir string `json:"extension_dir"`
+	}
+	if code != 0 || json.Unmarshal(out, &rep) != nil || rep.ExtensionDir == "" {
+		r.t.Fatalf("fillgate install exited %d: %s", code, out)
+	}
+	return rep.ExtensionDir
+}
+
+// waitHost waits until the host runs with the extension connected.
+func (r *rig) waitHost() {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(r.ctx, 60*time.Second)
+	defer cancel()
+	hs, err := hostwait.Until(ctx, r.root.RunDir, hostwait.One(hostwait.Connected))
+	if err != nil {
+		r.t.Fatalf("no host with the extension connected: %v", err)
+	}
+	if hs[0].Caller != manifest.ExtensionOrigin {
+		r.t.Fatalf("host status %+v", hs[0])
+	}
+}
+
+// cli runs fillgate to its end in the rig's environment.
+func (r *rig) cli(args ...string) ([]byte, int) {
+	r.t.Helper()
+	cmd := exec.CommandContext(r.ctx, fillgateBin, args...)
+	cmd.Env = r.env
+	out, errOut, code := fgrun.Command(r.t, cmd)
+	r.keep(out, errOut)
+	return out, code
+}
+
+// keep records fillgate's output for the final scan.
+func (r *rig) keep(outs ...[]byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, o := range outs {
+		r.outputs = append(r.outputs, bytes.Clone(o))
+	}
+}
+
+// secret is a new secret the final scan looks for.
+func (r *rig) secret(t testing.TB) []byte {
+	s := leakscan.NewSecret(t)
+	r.mu.Lock()
+	r.secrets = append(r.secrets, s)
+	r.mu.Unlock()
+	return s
+}
+
+// finalScan runs after the browser stopped: every file under the root,
+// the browser's output and everything fillgate printed, for every secret;
+// and no clean room's profile is left.
+func (r *rig) finalScan() {
+	t := r.t
+	rooms := filepath.Join(r.root.RunDir, "rooms")
+	if entries, err := os.ReadDir(rooms); err == nil && len(entries) > 0 {
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.Name()
+		}
+		t.Errorf("clean rooms left behind in %s: %v", rooms, names)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.secrets {
+		if n := leakscan.Dirs(t, s, r.root.Dir); n < 20 {
+			t.Errorf("the leak scan read only %d files under %s", n, r.root.Dir)
+		}
+		leakscan.Bytes(t, s, "the driven browser's output", []byte(r.chrome.Output()))
+		for _, o := range r.outputs {
+			leakscan.Bytes(t, s, "fillgate's output", o)
+		}
+		clear(s)
+	}
+}
+
+// withheld returns b for a failure message, or a placeholder if it holds
+// one of the rig's secrets.
+func (r *rig) withheld(b []byte) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.secrets {
+		if leakscan.Contains(b, s) || leakscan.MaskedLength(b, s) {
+			return "(withheld: it holds a secret)"
+		}
+	}
+	if len(b) > 800 {
+		b = append(b[:800:800], "…"...)
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// scanFillgate scans fillgate's log and audit log for secret.
+func (r *rig) scanFillgate(t testing.TB, secret []byte) {
+	t.Helper()
+	for _, name := range []string{"fillgate.log", audit.FileName} {
+		data, err := os.ReadFile(filepath.Join(r.root.StateDir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Errorf("read %s: %v", name, err)
+		}
+		leakscan.Bytes(t, secret, name, data)
+	}
+}
+
+// tab is a page of the driven browser, driven over the test's own CDP
+// connection.
+type tab struct {
+	t   testing.TB
+	ctx context.Context
+	id  target.ID
+}
+
+// open opens url in a new window of the driven browser, in front, as the
+// agent would.
+func (r *rig) open(t testing.TB, url string) *tab {
+	t.Helper()
+	yes := true
+	res, err := cdp.Call(r.ctx, chromedp.FromContext(r.bctx).Browser, target.CreateTarget,
+		target.CreateTargetParams{URL: "about:blank", NewWindow: &yes})
+	if err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
+	ctx, cancel := chromedp.NewContext(r.bctx, chromedp.WithTargetID(res.TargetID), chromedp.WithDetachOnCancel())
+	t.Cleanup(func() {
+		nctx, stop := context.WithTimeout(ctx, 10*time.Second)
+		defer stop()
+		_, _ = chromedp.Call(nctx, page.StopLoading, cdp.Empty{})
+		_ = chromedp.Do(nctx, chromedp.Navigate("about:blank"))
+		cancel()
+	})
+	tb := &tab{t: t, ctx: ctx, id: res.TargetID}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	tb.front()
+	return tb
+}
+
+// front brings the tab to the front.
+func (tb *tab) front() {
+	tb.t.Helper()
+	if _, err := chromedp.Call(tb.ctx, page.BringToFront, cdp.Empty{}); err != nil {
+		tb.t.Fatalf("bring the tab to the front: %v", err)
+	}
+}
+
+// eval evaluates js in the page and decodes its value into out.
+func (tb *tab) eval(js string, out any) {
+	tb.t.Helper()
+	raw, err := chromedp.Run(tb.ctx, chromedp.Evaluate[json.RawMessage](js, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", js, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			tb.t.Fatalf("evaluate %s: %v", js, err)
+		}
+	}
+}
+
+// waitFor waits until js is true in the page (it may navigate meanwhile).
+func (tb *tab) waitFor(js string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		return err == nil && ok, nil
+	}); err != nil {
+		tb.t.Fatalf("waiting for %s: %v", js, err)
+	}
+}
+
+// focus types value (not a secret) into the field with id and focuses
+// the field focus, as the agent does before it asks.
+func (tb *tab) focus(id string) {
+	tb.t.Helper()
+	tb.waitFor(`document.readyState === "complete" && document.getElementById(` + quote(id) + `) !== null`)
+	var ok bool
+	tb.eval(`(() => { const el = document.getElementById(`+quote(id)+`); el.focus(); return document.activeElement === el; })()`, &ok)
+	if !ok {
+		tb.t.Fatalf("could not focus #%s", id)
+	}
+}
+
+// typeInto sets a text field's value as the agent's tools do (not a
+// secret: a user name).
+func (tb *tab) typeInto(id, value string) {
+	tb.t.Helper()
+	tb.waitFor(`document.readyState === "complete" && document.getElementById(` + quote(id) + `) !== null`)
+	tb.eval(`(() => { const el = document.getElementById(`+quote(id)+`); el.focus(); el.value = `+quote(value)+`;
+el.dispatchEvent(new Event("input", {bubbles: true})); return true; })()`, nil)
+}
+
+// location is where the tab is now.
+func (tb *tab) location() string {
+	var href string
+	tb.eval(`location.href`, &href)
+	return href
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// fillRun is one `fillgate fill --json` run as the agent.
+type fillRun struct {
+	r *rig
+	*fgrun.Run
+}
+
+// fill starts `fillgate fill --json --service service args...`, over the
+// rig's path.
+func (r *rig) fill(t testing.TB, service string, args ...string) *fillRun {
+	t.Helper()
+	all := append([]string{"fill", "--json", "--service", service}, args...)
+	if r.via == viaCDP {
+		all = append(all, "--via", "cdp")
+	}
+	cmd := exec.CommandContext(r.ctx, fillgateBin, all...)
+	cmd.Env = r.env
+	cmd.WaitDelay = 5 * time.Second
+	return &fillRun{r: r, Run: fgrun.Start(t, cmd)}
+}
+
+// result waits for the run and returns its one JSON result.
+func (f *fillRun) result(t testing.TB) fill.Result {
+	t.Helper()
+	res, code, err := f.Result(f.r.ctx)
+	f.r.keep(f.Stdout(), f.Stderr())
+	if err != nil {
+		t.Fatalf("%v: %s (stderr %s)", err, f.r.withheld(f.Stdout()), f.r.withheld(f.Stderr()))
+	}
+	if code != res.Status.ExitCode() {
+		t.Errorf("exit code %d for status %s", code, res.Status)
+	}
+	t.Logf("fillgate fill %s → %s", strings.Join(f.Cmd.Args[2:], " "), f.r.withheld(bytes.TrimSpace(f.Stdout())))
+	return res
+}
+
+// types waits for the native dialog the run opens and types value into
+// it, as the person does, and presses Return.
+func (f *fillRun) types(t testing.TB, value []byte) {
+	t.Helper()
+	ctx, cancel := f.Awaiting(f.r.ctx, 60*time.Second)
+	defer cancel()
+	w, err := f.r.person.WaitDialog(ctx)
+	if err != nil {
+		t.Fatalf("no native dialog: %v (fillgate said %s)", err, f.r.withheld(f.Stdout()))
+	}
+	if err := f.r.person.Type(ctx, value); err != nil {
+		t.Fatalf("the person: %v", err)
+	}
+	if err := f.r.person.Key(ctx, "Return"); err != nil {
+		t.Fatalf("the person: %v", err)
+	}
+	if err := f.r.person.WaitGone(ctx, w); err != nil {
+		t.Fatalf("the person: %v", err)
+	}
+}
+
+// presses waits for the run's native dialog and presses keys in it.
+func (f *fillRun) presses(t testing.TB, keys ...string) {
+	t.Helper()
+	ctx, cancel := f.Awaiting(f.r.ctx, 60*time.Second)
+	defer cancel()
+	w, err := f.r.person.WaitDialog(ctx)
+	if err != nil {
+		t.Fatalf("no native dialog: %v (fillgate said %s)", err, f.r.withheld(f.Stdout()))
+	}
+	if err := f.r.person.Key(ctx, keys...); err != nil {
+		t.Fatalf("the person: %v", err)
+	}
+	if err := f.r.person.WaitGone(ctx, w); err != nil {
+		t.Fatalf("the person: %v", err)
+	}
+}
