@@ -142,17 +142,25 @@ func Run(ctx context.Context, cfg Config) error {
 		audit:      b.audit,
 		log:        log,
 	}
+	// The agent socket is served only once the extension said hello and
+	// no other host serves its browser and profile: a page of the
+	// extension opened in a tab, connecting a host of its own, never gets
+	// a request.
 	served := make(chan error, 1)
-	go func() { served <- agentsock.Serve(ctx, l, srv.serve) }()
 	go func() {
 		select {
 		case <-br.Hello():
+		case <-time.After(helloWait):
 		case <-ctx.Done():
+			served <- ctx.Err()
 			return
 		}
 		if b.second(ctx, l.Others) {
 			stop(ErrSecondConnection)
+			served <- nil
+			return
 		}
+		served <- agentsock.Serve(ctx, l, srv.serve)
 	}()
 
 	err = port.Run(ctx)
@@ -321,6 +329,11 @@ func (d drivenTab) Tab(ctx context.Context, in fill.Inspection) (websession.Tab,
 // the extension opened in a tab (or a program driving the browser)
 // playing the extension.
 var ErrSecondConnection = errors.New("refused a second native-messaging connection from the same browser and profile: another is live")
+
+// helloWait bounds the wait for the extension's hello before the host
+// serves the agent socket anyway (an extension that never says hello
+// cannot be told apart from another, and fails its requests itself).
+const helloWait = 5 * time.Second
 
 // secondGrace is how long a host that finds another live for its browser
 // and profile waits before it looks again: a worker the browser restarted

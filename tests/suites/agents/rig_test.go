@@ -366,6 +366,8 @@ type tab struct {
 	id    target.ID
 	url   string
 	token string // the scenario's mark in the URL
+	// opened is when the test opened it (openURL).
+	opened time.Time
 }
 
 // open opens path?s=TOKEN of s in a new window, in front.
