@@ -168,8 +168,14 @@ func Run(ctx context.Context, o Options) (fill.Result, error) {
 	out, _ := json.Marshal(res)
 	say("5. The agent gets only this:\n   %s", out)
 
-	if signed, err := chromedp.Run(tab, chromedp.Evaluate[bool](`!document.getElementById('signedin').hidden && document.getElementById('password') === null`)); err == nil {
-		say("6. The login page signed in, and no field of it holds the password any more: %v", signed)
+	if res.HandedOver != nil && *res.HandedOver {
+		say("   The demo drives its browser over a debugging port, so fillgate logged in in a clean room, a")
+		say("   headless browser only fillgate holds, and handed the demo's browser the session: the password")
+		say("   never entered the browser the agent drives.")
+	}
+	if signed, err := chromedp.Run(tab, chromedp.Evaluate[bool](`fetch("/account", {credentials: "include"}).then((r) => r.ok && r.url.endsWith("/account") && location.pathname === "/account")`,
+		chromedp.EvalAwaitPromise)); err == nil {
+		say("6. The agent's tab is signed in to Acme (its own request for the account page is let in): %v", signed)
 	}
 	if o.Keep {
 		say("The browser stays open; close it when you are done.")

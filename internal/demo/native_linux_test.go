@@ -51,7 +51,8 @@ func TestDemoNativeDialog(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
-	if res.Status != fill.StatusOK || !strings.Contains(out.String(), "a fillgate dialog opened on your desktop") {
+	if res.Status != fill.StatusOK || !strings.Contains(out.String(), "a fillgate dialog opened on your desktop") ||
+		res.HandedOver == nil || !*res.HandedOver || !strings.Contains(out.String(), "is signed in to Acme (its own request for the account page is let in): true") {
 		t.Fatalf("result %+v\n%s", res, out.String())
 	}
 	if bytes.Contains(out.Bytes(), typed) {
