@@ -122,6 +122,13 @@ func probes(env dirs.Env) install.Probes {
 			return out, err
 		},
 		Keyring: func(ctx context.Context) error { return keychain.OS().Check(ctx) },
+		Refused: func() []string {
+			dir, err := dirs.State(env)
+			if err != nil {
+				return nil
+			}
+			return refusedConnections(dir, time.Now())
+		},
 		Policy: func(ctx context.Context) (string, error) {
 			path, err := dirs.PolicyFile(env)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
+	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/install"
@@ -90,6 +91,11 @@ func (c *statusCmd) Run(a *app) error {
 		_ = tw.Flush()
 		for _, n := range notes {
 			fmt.Fprintf(a.stdout, "\n%s\n", n)
+		}
+		if stateDir, err := dirs.State(a.env); err == nil && c.Socket == "" {
+			for _, r := range refusedConnections(stateDir, time.Now()) {
+				fmt.Fprintf(a.stdout, "\nA second connection to the host was refused at %s\n", r)
+			}
 		}
 	}
 	if len(hs) == 0 {
@@ -183,7 +189,28 @@ func driveNote(h agentsock.HostStatus, mode string) string {
 	case policy.PromptNative:
 		return s + `Prompts for it open as a native dialog on your desktop, outside the browser (prompt = "native").`
 	}
-	return s + "Prompts for it open as a native dialog on your desktop, outside the browser."
+	return s + "Prompts for it open as a native dialog on your desktop, outside the browser, and logins for it happen in " +
+		"fillgate's clean room (a headless browser only fillgate holds): the browser gets the session, never the password " +
+		`(unless your policy says driven = "in-page" for a service).`
+}
+
+// refusedConnections lists, from the audit log in stateDir, the
+// native-messaging connections hosts refused in the last day because
+// another was live for the same browser and profile (a page of the
+// extension opened in a tab, or a program driving the browser, playing
+// the extension).
+func refusedConnections(stateDir string, now time.Time) []string {
+	es, err := audit.Open(stateDir).Recent(500)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range es {
+		if e.Event == fill.EventSecondConnection && now.Sub(e.Time) < 24*time.Hour {
+			out = append(out, e.Time.Local().Format("15:04:05")+": "+printable(e.Detail))
+		}
+	}
+	return out
 }
 
 // doctorHost is what `fillgate doctor` needs of a running host's status;

@@ -5,10 +5,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/fillgate/fillgate/internal/audit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/dirs"
@@ -63,7 +65,7 @@ func TestStatusSaysWherePromptsOpen(t *testing.T) {
 		"PROMPTS\n",
 		"on your desktop (the browser can be driven)\n",
 		"chromium (pid 4242) can be driven by a program: the browser was started with --remote-debugging-port; a DevTools endpoint is live on 127.0.0.1:9222 (DevToolsActivePort).\n" +
-			"  Prompts for it open as a native dialog on your desktop, outside the browser.\n",
+			"  Prompts for it open as a native dialog on your desktop, outside the browser, and logins for it happen in fillgate's clean room",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status printed\n%s\nwithout %q", out, want)
@@ -144,5 +146,37 @@ func TestDoctorHost(t *testing.T) {
 	}
 	if got = doctorHost(agentsock.HostStatus{}, ""); got.Prompt != policy.PromptAuto {
 		t.Fatalf("no mode anywhere: %q; want auto", got.Prompt)
+	}
+}
+
+// TestStatusSaysASecondConnectionWasRefused: a host that refused a second
+// native-messaging connection for its browser and profile (a page of the
+// extension in a tab playing the extension) says so in the audit log, and
+// `fillgate status` shows it under the table for a day.
+func TestStatusSaysASecondConnectionWasRefused(t *testing.T) {
+	isolate(t)
+	st := agentsock.HostStatus{Version: "0.1.0", PID: 4242, Browser: "chromium", BrowserName: "chromium", Profile: "/p",
+		Extension: agentsock.ExtensionStatus{Connected: true, Version: "0.1.0"}}
+	serveStatus(t, st)
+	stateDir, err := dirs.State(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := audit.Open(stateDir)
+	for _, e := range []fill.AuditEntry{
+		{Time: time.Now().Add(-48 * time.Hour), Status: fill.StatusRefused, Detail: "an old one", Event: fill.EventSecondConnection},
+		{Time: time.Now(), Status: fill.StatusOK, Service: "github.com", Detail: "a fill"},
+		{Time: time.Now(), Status: fill.StatusRefused, Detail: "refused a second native-messaging connection from chromium", Event: fill.EventSecondConnection},
+	} {
+		if err := log.Record(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := runCLI(t, "status")
+	if code != 0 {
+		t.Fatalf("status exited %d: %s%s", code, out, errOut)
+	}
+	if strings.Count(out, "A second connection to the host was refused at") != 1 || !strings.Contains(out, "from chromium") || strings.Contains(out, "an old one") {
+		t.Errorf("status printed\n%s\nwant the one refusal of the last day", out)
 	}
 }

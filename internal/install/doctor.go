@@ -27,6 +27,10 @@ type Probes struct {
 	// CDP returns the configured CDP endpoint ("" when none) and whether
 	// it could be reached.
 	CDP func(ctx context.Context) (endpoint string, err error)
+	// Refused lists the native-messaging connections the hosts refused in
+	// the last day because another was live for the same browser and
+	// profile (each the audit log's words, with its time).
+	Refused func() []string
 }
 
 // HostStatus is what one running host says about itself.
@@ -120,7 +124,23 @@ func Doctor(ctx context.Context, o Options, probes Probes) *DoctorReport {
 	if cdpCheck != nil {
 		d.add(*cdpCheck)
 	}
+	if probes.Refused != nil {
+		d.add(doctorRefused(probes.Refused()))
+	}
 	return d
+}
+
+// doctorRefused is the check of the second connections the hosts refused
+// lately: each was a page of the extension opened in a tab, or a program
+// driving the browser, trying to play the extension.
+func doctorRefused(refused []string) Check {
+	if len(refused) == 0 {
+		return Check{Name: "extension pages", Level: OK, Detail: "no second connection to the host was refused in the last day"}
+	}
+	return Check{Name: "extension pages", Level: Warn,
+		Detail: fmt.Sprintf("%d second native-messaging connection(s) refused in the last day, while the extension's own was live: "+
+			"a page of the extension opened in a tab, or a program driving the browser, tried to play the extension (last: %s)", len(refused), refused[len(refused)-1]),
+		Fix: "if you did not open fillgate's popup page in a tab yourself, see what drives the browser (fillgate status) and stop it; fillgate audit lists the refusals"}
 }
 
 // keyringFix says how to make the keyring reachable, per OS.

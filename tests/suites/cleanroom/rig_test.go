@@ -24,6 +24,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/policy"
+	"github.com/fillgate/fillgate/tests/fakes/notifyd"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
@@ -31,6 +32,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/hostwait"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
 // gtk2 is the pinentry the person answers in (the policy names it, so the
@@ -90,6 +92,24 @@ type rig struct {
 // every secret of the rig, and the clean rooms' directory must be empty.
 func newRig(t *testing.T, ctx context.Context, via string) *rig {
 	t.Helper()
+	return startRig(t, ctx, via, false)
+}
+
+// newKeyringRig is newRig with a real Secret Service and a desktop
+// notification service on a private session bus, which the browser, its
+// host and fillgate share: saved values, and the CDP path's notices.
+// secretservice uses t.Setenv: the test must not be parallel.
+func newKeyringRig(t *testing.T, ctx context.Context, via string) (*rig, *notifyd.Daemon) {
+	t.Helper()
+	secretservice.Start(t)
+	notices := notifyd.Start(t)
+	return startRig(t, ctx, via, true), notices
+}
+
+// startRig is newRig; with bus, the session bus this process was pointed
+// at goes into the rig's environment.
+func startRig(t *testing.T, ctx context.Context, via string, bus bool) *rig {
+	t.Helper()
 	if _, err := os.Stat(gtk2); err != nil {
 		t.Fatalf("%s is missing: run tests/setup (it installs pinentry-gtk2, xvfb, xdotool)", gtk2)
 	}
@@ -99,6 +119,9 @@ func newRig(t *testing.T, ctx context.Context, via string) *rig {
 	display := desktop.Start(t)
 	r.person = display.Person(t)
 	r.env = append(r.env, display.Env()...)
+	if bus {
+		r.env = append(r.env, "DBUS_SESSION_BUS_ADDRESS="+os.Getenv("DBUS_SESSION_BUS_ADDRESS"))
+	}
 	r.writePolicy(basePolicy(""))
 	profile := filepath.Join(root.Dir, "profile")
 	opts := browser.ChromiumOptions{UserDataDir: profile, Env: r.env}
@@ -406,5 +429,32 @@ func (f *fillRun) presses(t testing.TB, keys ...string) {
 	}
 	if err := f.r.person.WaitGone(ctx, w); err != nil {
 		t.Fatalf("the person: %v", err)
+	}
+}
+
+// remember stores secret as the saved password of service, as the person
+// does (`fillgate remember --stdin`: the value on standard input only).
+func (r *rig) remember(t testing.TB, service string, secret []byte) {
+	t.Helper()
+	cmd := exec.CommandContext(r.ctx, fillgateBin, "remember", "--service", service, "--stdin")
+	cmd.Env = r.env
+	in := append(bytes.Clone(secret), '\n')
+	defer clear(in)
+	cmd.Stdin = bytes.NewReader(in)
+	out, errOut, code := fgrun.Command(t, cmd)
+	r.keep(out, errOut)
+	if code != 0 {
+		t.Fatalf("fillgate remember exited %d: %s", code, r.withheld(errOut))
+	}
+}
+
+// lastAudit is the audit log's newest entry.
+func (r *rig) lastAudit(t testing.TB) fill.AuditEntry { return fgenv.LastAudit(t, r.root.StateDir) }
+
+// noDialog checks that no native dialog is on the display now.
+func (r *rig) noDialog(t testing.TB) {
+	t.Helper()
+	if r.person.Visible(r.ctx, "^[Pp]inentry") {
+		t.Error("a native dialog is open, though nothing was to be asked")
 	}
 }
