@@ -23,6 +23,8 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/websession"
@@ -49,20 +51,120 @@ type Config struct {
 	// Dir holds the rooms' profiles (0700); see profile.go.
 	Dir string
 	// Browser is the Chromium-family browser a room runs (an absolute
-	// path); "" means the driven browser's own when it is one, else the
-	// first found in the usual places (Find).
+	// path); "" means DrivenExe when it is one, else the first found in
+	// the usual places (Find).
 	Browser string
+	// DrivenExe is the driven browser's executable, "" when unknown.
+	DrivenExe string
+	// Spare, when set, keeps a room's browser started ahead of requests:
+	// a request takes it, and the next starts when the request ended.
+	Spare *Spare
 	// Log hears what the rooms do; never a value, a cookie or a URL's
 	// path.
 	Log *slog.Logger
 }
 
-// Rooms opens clean rooms; it implements fill.CleanRoom.
+// Rooms opens the clean room of one request; it implements
+// fill.CleanRoom and fill.RoomWarmer.
 type Rooms struct {
 	cfg Config
+
+	mu     sync.Mutex
+	warm   *warming // a browser started ahead of Open, or nil
+	wanted bool     // a room was wanted: the next request likely wants one too
 }
 
-var _ fill.CleanRoom = (*Rooms)(nil)
+// warming is a room's browser started by Warm.
+type warming struct {
+	done   chan struct{} // closed once it started (or failed to)
+	cancel func()        // stops a start nobody needs any more
+	exe    string        // the browser it runs
+	r      *room
+	err    error
+}
+
+var (
+	_ fill.CleanRoom  = (*Rooms)(nil)
+	_ fill.RoomWarmer = (*Rooms)(nil)
+)
+
+// Warm implements fill.RoomWarmer: it starts a room's browser now, in the
+// background, for an Open that may follow. A browser Open does not take
+// dies with ctx, or at Discard.
+func (rs *Rooms) Warm(ctx context.Context) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.wanted = true
+	if rs.warm != nil {
+		return
+	}
+	exe, err := rs.browser()
+	if err != nil {
+		return // Open says why
+	}
+	if w := rs.cfg.Spare.take(); w != nil {
+		if w.exe == exe {
+			rs.warm = w
+			return
+		}
+		go w.end() // the policy names another browser now
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	w := &warming{done: make(chan struct{}), cancel: cancel, exe: exe}
+	rs.warm = w
+	go func() {
+		defer close(w.done)
+		w.r, w.err = start(sctx, rs.cfg, exe)
+		if w.err == nil {
+			context.AfterFunc(ctx, w.r.Close)
+		}
+	}()
+}
+
+// Discard implements fill.RoomWarmer: a browser Warm started and Open did
+// not take dies now; the request is over, so the next spare starts.
+func (rs *Rooms) Discard() {
+	rs.mu.Lock()
+	w, wanted := rs.warm, rs.wanted
+	rs.warm = nil
+	rs.mu.Unlock()
+	if wanted {
+		defer rs.cfg.Spare.Keep()
+	}
+	if w != nil {
+		w.end()
+	}
+}
+
+// end stops the start, or closes the room it started.
+func (w *warming) end() {
+	w.cancel()
+	<-w.done
+	if w.r != nil {
+		w.r.Close()
+	}
+}
+
+// take returns the browser Warm started, once it is up, or starts one.
+func (rs *Rooms) take(ctx context.Context, exe string) (*room, error) {
+	rs.mu.Lock()
+	w := rs.warm
+	rs.warm = nil
+	rs.mu.Unlock()
+	if w == nil {
+		return start(ctx, rs.cfg, exe)
+	}
+	select {
+	case <-w.done:
+		if w.err != nil && ctx.Err() == nil {
+			return start(ctx, rs.cfg, exe) // the early start failed: once more, now
+		}
+		return w.r, w.err
+	case <-ctx.Done():
+		go w.end() // it may still come up: end it then
+		return nil, ctx.Err()
+	}
+}
 
 // New returns the rooms cfg describes.
 func New(cfg Config) *Rooms {
@@ -113,13 +215,22 @@ func (rs *Rooms) Open(ctx context.Context, req fill.Request, in fill.Inspection)
 	if u, err := url.Parse(tab.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || !sameOrigin(tab.URL, origin) {
 		return nil, fill.Inspection{}, refuse("the agent's tab shows another page than the one inspected (it moved on); ask again")
 	}
-	exe, err := rs.browser(tab)
+	exe, err := rs.browser()
 	if err != nil {
 		return nil, fill.Inspection{}, refuse("fillgate's clean room needs a Chromium-family browser: %v; install Chromium (or set clean_room_browser in your policy), or %s", err, inPageFix(req.Service))
 	}
-	r, err := start(ctx, rs.cfg, exe, tab, in)
+	rs.mu.Lock()
+	rs.wanted = true
+	rs.mu.Unlock()
+	t0 := time.Now()
+	r, err := rs.take(ctx, exe)
 	if err != nil {
 		return nil, fill.Inspection{}, err
+	}
+	r.lap("waited", &t0) // for its browser: none when a spare was up
+	if err := r.bind(ctx, rs.cfg.Driven, in, tab); err != nil {
+		r.Close()
+		return nil, fill.Inspection{}, fmt.Errorf("the clean room cannot take the agent's browser's user agent: %w", err)
 	}
 	rin, err := r.open(ctx, req, tab.URL)
 	if err != nil {
@@ -130,12 +241,12 @@ func (rs *Rooms) Open(ctx context.Context, req fill.Request, in fill.Inspection)
 }
 
 // browser is the executable a room runs.
-func (rs *Rooms) browser(tab websession.Tab) (string, error) {
+func (rs *Rooms) browser() (string, error) {
 	if rs.cfg.Browser != "" {
 		return rs.cfg.Browser, nil
 	}
-	if tab.Exe != "" && isChromium(tab.Exe) {
-		return tab.Exe, nil
+	if rs.cfg.DrivenExe != "" && isChromium(rs.cfg.DrivenExe) {
+		return rs.cfg.DrivenExe, nil
 	}
 	return Find()
 }

@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	cdpproto "github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -35,7 +37,10 @@ const (
 	// quietFor is how long the room's page must be quiet (no document
 	// loading, at most two other requests open, no navigation) to count
 	// as settled.
-	quietFor = 700 * time.Millisecond
+	quietFor = 400 * time.Millisecond
+	// fieldEvery is how often the room looks for the login field while
+	// its page comes up.
+	fieldEvery = 50 * time.Millisecond
 	// settleBudget bounds the wait for a login to come to its end.
 	settleBudget = 20 * time.Second
 	// maxStorage is the most web storage a handover carries (a native
@@ -74,15 +79,15 @@ type room struct {
 // start starts a room's browser with the driven tab's user agent and
 // languages, and its one tab in a browser context of its own (in memory
 // only: no cookie, cache or storage of it reaches the disk).
-func start(ctx context.Context, cfg Config, exe string, tab websession.Tab, in fill.Inspection) (*room, error) {
+func start(ctx context.Context, cfg Config, exe string) (*room, error) {
 	dir, done, err := newProfile(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("clean room profile: %w", err)
 	}
-	r := &room{cfg: cfg, in: in, login: in.Origin(), kind: in.Field.Kind, dir: dir, done: done,
+	r := &room{cfg: cfg, dir: dir, done: done,
 		forks: map[string]chan struct{}{}, seeded: map[websession.Key]websession.Cookie{},
 		docs: map[network.RequestID]bool{}, last: time.Now(), kick: make(chan struct{})}
-	opts := append(flags(dir, tab), chromedp.ExecPath(exe), chromedp.NoInheritEnv, chromedp.Env(environ()...),
+	opts := append(flags(dir), chromedp.ExecPath(exe), chromedp.NoInheritEnv, chromedp.Env(environ()...),
 		chromedp.ModifyCmdFunc(ownGroup))
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithBrowserOption(
@@ -91,6 +96,7 @@ func start(ctx context.Context, cfg Config, exe string, tab websession.Tab, in f
 	r.tcancel = func() {}
 	sctx, cancel := context.WithTimeout(ctx, startBudget)
 	defer cancel()
+	t0 := time.Now()
 	stop := context.AfterFunc(sctx, bcancel)
 	err = chromedp.Do(bctx)
 	stopped := !stop()
@@ -101,6 +107,7 @@ func start(ctx context.Context, cfg Config, exe string, tab websession.Tab, in f
 		}
 		return nil, fmt.Errorf("start the clean room's browser %s: %w", exe, cmpErr(err, sctx.Err()))
 	}
+	r.lap("browser_started", &t0)
 	tctx, tcancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(r.listen))
 	r.tctx, r.tcancel = tctx, tcancel
 	stop = context.AfterFunc(sctx, tcancel)
@@ -123,11 +130,20 @@ func start(ctx context.Context, cfg Config, exe string, tab websession.Tab, in f
 		return nil, fmt.Errorf("clean room: intercept requests: %w", err)
 	}
 	r.cdp = cdp.Attach(bctx, "fillgate's clean room", r.c.Target.TargetID)
+	r.lap("tab_opened", &t0)
 	cfg.Log.Info("clean room started", "browser", exe)
 	return r, nil
 }
 
 func discard(string, ...any) {}
+
+// lap writes a debug "timing" record of a step of the room (its name and
+// the milliseconds since *t0), and moves *t0 on.
+func (r *room) lap(step string, t0 *time.Time) {
+	now := time.Now()
+	fill.LogTiming(r.cfg.Log, now.Sub(*t0), "room", step)
+	*t0 = now
+}
 
 // extensionInPage is fillgate's in-page function (its "shown" op).
 func extensionInPage() string { return extension.InPageJS }
@@ -141,9 +157,10 @@ func cmpErr(err, otherwise error) error {
 
 // flags are the room's browser's command line: headless, no first-run
 // work, no extensions, sync, background traffic, crash reports or saved
-// passwords, the driven browser's user agent and languages, and its own
-// profile. chromedp adds --remote-debugging-pipe and about:blank.
-func flags(dir string, tab websession.Tab) []chromedp.ExecAllocatorOption {
+// passwords, and its own profile. chromedp adds --remote-debugging-pipe
+// and about:blank. The driven browser's user agent and languages are set
+// on the room's tab (bind), once the room knows them.
+func flags(dir string) []chromedp.ExecAllocatorOption {
 	f := []chromedp.ExecAllocatorOption{
 		chromedp.UserDataDir(dir),
 		chromedp.Flag("headless", "new"),
@@ -164,16 +181,33 @@ func flags(dir string, tab websession.Tab) []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-gpu", true),
 		chromedp.WindowSize(1280, 900),
 	}
-	if tab.UserAgent != "" {
-		f = append(f, chromedp.UserAgent(tab.UserAgent))
-	}
-	if len(tab.Languages) > 0 {
-		f = append(f, chromedp.Flag("lang", tab.Languages[0]), chromedp.Flag("accept-lang", strings.Join(tab.Languages, ",")))
-	}
 	if os.Geteuid() == 0 {
 		f = append(f, chromedp.Flag("no-sandbox", true)) // Chromium refuses to run as root with its sandbox
 	}
 	return f
+}
+
+// bind makes the room the one for the driven tab in, of the driven
+// browser d: its page presents itself with that browser's user agent and
+// languages.
+func (r *room) bind(ctx context.Context, d Driven, in fill.Inspection, tab websession.Tab) error {
+	r.cfg.Driven = d
+	r.in, r.login, r.kind = in, in.Origin(), in.Field.Kind
+	if tab.UserAgent == "" && len(tab.Languages) == 0 {
+		return nil
+	}
+	ua := tab.UserAgent
+	if ua == "" {
+		v, err := cdpproto.Call(ctx, r.c.Browser, browser.GetVersion, cdpproto.Empty{})
+		if err != nil {
+			return err
+		}
+		ua = v.UserAgent
+	}
+	_, err := cdpproto.Call(ctx, r.c.Target, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+		UserAgent: ua, AcceptLanguage: strings.Join(tab.Languages, ","),
+	})
+	return err
 }
 
 // listen hears the tab's events on the connection's reading goroutine:
@@ -297,41 +331,49 @@ func (r *room) cookies(ctx context.Context) ([]websession.Cookie, error) {
 // loading, at most two other requests open, no navigation), or until
 // limit.
 func (r *room) settle(ctx context.Context, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for {
-		r.mu.Lock()
-		docs, others := 0, 0
-		for _, doc := range r.docs {
-			if doc {
-				docs++
-			} else {
-				others++
-			}
-		}
-		since, kick := time.Since(r.last), r.kick
-		r.mu.Unlock()
-		if docs == 0 && others <= 2 && since >= quietFor {
+	for !r.quiet() {
+		if !r.wait(ctx, time.Now().Add(limit)) {
 			return
 		}
-		wait := quietFor - since
-		if wait < 50*time.Millisecond {
-			wait = 50 * time.Millisecond
-		}
-		if left := time.Until(deadline); left <= 0 {
-			return
-		} else if wait > left {
-			wait = left
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-kick:
-		case <-t.C:
-		}
-		t.Stop()
 	}
+}
+
+// quiet reports whether the page has been quiet for quietFor.
+func (r *room) quiet() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	docs, others := 0, 0
+	for _, doc := range r.docs {
+		if doc {
+			docs++
+		} else {
+			others++
+		}
+	}
+	return docs == 0 && others <= 2 && time.Since(r.last) >= quietFor
+}
+
+// wait waits for a sign of life of the page, or until it could have
+// been quiet for quietFor (at least fieldEvery), and reports false once
+// deadline passed or ctx ended.
+func (r *room) wait(ctx context.Context, deadline time.Time) bool {
+	r.mu.Lock()
+	since, kick := time.Since(r.last), r.kick
+	r.mu.Unlock()
+	left := time.Until(deadline)
+	if left <= 0 {
+		return false
+	}
+	wait := min(max(quietFor-since, fieldEvery), left)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-kick:
+	case <-t.C:
+	}
+	return true
 }
 
 // located is what room.js's locate answers.
@@ -347,11 +389,12 @@ func (r *room) open(ctx context.Context, req fill.Request, raw string) (fill.Ins
 	r.service = req.Service
 	lctx, cancel := context.WithTimeout(ctx, loadBudget)
 	defer cancel()
+	t0 := time.Now()
 	if err := r.navigate(lctx, raw); err != nil {
 		return fill.Inspection{}, fmt.Errorf("the clean room cannot open the agent's page on %s: %w", r.login, err)
 	}
-	r.settle(lctx, loadBudget)
-	loc, err := r.locate(lctx, req.Field)
+	r.lap("page_loaded", &t0)
+	loc, err := r.waitField(lctx, req.Field)
 	if err != nil {
 		return fill.Inspection{}, err
 	}
@@ -366,8 +409,7 @@ func (r *room) open(ctx context.Context, req fill.Request, raw string) (fill.Ins
 		}
 		if st.Stepped {
 			r.note(func() {})
-			r.settle(lctx, loadBudget)
-			if loc, err = r.locate(lctx, req.Field); err != nil {
+			if loc, err = r.waitField(lctx, req.Field); err != nil {
 				return fill.Inspection{}, err
 			}
 		}
@@ -380,10 +422,12 @@ func (r *room) open(ctx context.Context, req fill.Request, raw string) (fill.Ins
 		return fill.Inspection{}, refuse("opened again in fillgate's clean room, the agent's page on %s shows %d %s fields, and nothing tells which is the one the agent chose; %s",
 			r.login, loc.Count, fieldNoun(req.Field), inPageFix(req.Service))
 	}
+	r.lap("field_found", &t0)
 	rin, err := r.cdp.Inspect(lctx, fill.Request{Service: req.Service, Field: req.Field})
 	if err != nil {
 		return fill.Inspection{}, fmt.Errorf("the clean room cannot inspect the page it opened: %w", err)
 	}
+	r.lap("inspected", &t0)
 	r.rin = rin
 	return rin, nil
 }
@@ -406,6 +450,25 @@ func fieldNoun(kind string) string {
 		return "one-time code"
 	}
 	return kind
+}
+
+// waitField looks for the field of kind until it is there or the page
+// has been quiet without it (a page whose script renders the form after
+// its load event gets that long).
+func (r *room) waitField(ctx context.Context, kind string) (located, error) {
+	for {
+		loc, err := r.locate(ctx, kind)
+		if err != nil || loc.Count > 0 || r.quiet() {
+			return loc, err
+		}
+		t := time.NewTimer(fieldEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return loc, nil
+		case <-t.C:
+		}
+	}
 }
 
 // locate finds and focuses the field of kind, picked by the driven
@@ -454,7 +517,9 @@ func (r *room) Insert(ctx context.Context, in fill.Inspection, value []byte, opt
 
 // HandOver implements fill.Room.
 func (r *room) HandOver(ctx context.Context) (fill.Handover, error) {
+	t0 := time.Now()
 	r.settle(ctx, settleBudget)
+	r.lap("login_settled", &t0)
 	if err := ctx.Err(); err != nil {
 		return fill.Handover{}, err
 	}
@@ -502,7 +567,9 @@ func (r *room) HandOver(ctx context.Context) (fill.Handover, error) {
 		storageNote = "too large"
 		st = websession.Storage{Origin: st.Origin}
 	}
+	r.lap("session_read", &t0)
 	shown, err := r.cfg.Driven.HandOver(ctx, r.in, websession.Session{Cookies: changes, Storage: st, URL: at.URL})
+	r.lap("tab_handed_over", &t0)
 	if err != nil {
 		return fill.Handover{}, fmt.Errorf("the session could not be handed to the agent's browser: %w", err)
 	}

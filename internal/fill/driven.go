@@ -27,12 +27,31 @@ type inserter interface {
 	Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error)
 }
 
+// driveAhead finds out, while the page is inspected, whether a program
+// can drive the browser, and when one can and the person's policy logs in
+// to the service in a clean room, starts the room's browser at once, so
+// the room is up, or nearly, once the inspection is. The channel gets the
+// Drive.
+func (e *Engine) driveAhead(ctx context.Context, checked Checked) <-chan Drive {
+	out := make(chan Drive, 1)
+	go func() {
+		d := e.drivable(ctx)
+		if w, ok := e.CleanRoom.(RoomWarmer); ok && d.Driven {
+			service := Inspection{Origins: []string{"https://" + checked.Request().Service}}
+			if e.Policy.DrivenMode(checked, service) == DrivenCleanRoom {
+				w.Warm(ctx)
+			}
+		}
+		out <- d
+	}()
+	return out
+}
+
 // drivenMode says how the fill goes for the inspected page: "" when
-// nothing but the person can drive the browser, else the person's
+// nothing but the person can drive the browser (d), else the person's
 // DrivenCleanRoom or DrivenInPage. What drives it is kept for the
 // prompt's choice of where to ask.
-func (e *Engine) drivenMode(ctx context.Context, checked Checked, in Inspection, rn *run) string {
-	d := e.drivable(ctx)
+func (e *Engine) drivenMode(checked Checked, in Inspection, d Drive, rn *run) string {
 	rn.drive = &d
 	rn.drivenSetting = e.Policy.DrivenMode(checked, in)
 	if !d.Driven {

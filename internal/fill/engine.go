@@ -99,6 +99,9 @@ func (e *Engine) Fill(ctx context.Context, req Checked, agent Agent, progress fu
 	// The prompt closes while the value is inserted (closing); the fill
 	// returns only once it is closed, so no prompt outlives its request.
 	var closing sync.WaitGroup
+	if w, ok := e.CleanRoom.(RoomWarmer); ok {
+		defer w.Discard() // a clean room's browser started for nothing
+	}
 	res, how := e.fill(ctx, req, agent, progress, &run{sw: sw, closing: &closing})
 	closing.Wait()
 	sw.lap("done")
@@ -170,6 +173,7 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 		w.Warm(ctx, req.Service, field)
 	}
 	progress(Progress{Phase: PhaseInspecting})
+	drives := e.driveAhead(ctx, checked)
 	ictx, cancel := context.WithTimeout(ctx, e.Limits.InspectBudget)
 	in, err := e.Browser.Inspect(ictx, req)
 	cancel()
@@ -202,7 +206,7 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 		target inserter = e.Browser
 		room   Room
 	)
-	mode := e.drivenMode(ctx, checked, in, rn)
+	mode := e.drivenMode(checked, in, <-drives, rn)
 	sw.lap("drive_checked")
 	if mode == DrivenCleanRoom {
 		var status Status

@@ -107,7 +107,7 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 	// In a browser a program drives, the program can make the armed call
 	// itself: only where the person allowed that, and each time in the
 	// dialog.
-	mode := e.drivenMode(ctx, checked, page, rn)
+	mode := e.drivenMode(checked, page, e.drivable(ctx), rn)
 	if mode == DrivenCleanRoom {
 		return r.with(StatusRefused, fmt.Sprintf("a program drives this browser, and it could make the page's passkey call itself "+
 			"once the tab is armed; fillgate uses the agents' passkey there only where you allowed it: set driven = \"in-page\" for %s in "+

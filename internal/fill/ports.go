@@ -356,6 +356,15 @@ type CleanRoom interface {
 	Open(ctx context.Context, req Request, in Inspection) (Room, Inspection, error)
 }
 
+// RoomWarmer is a CleanRoom that can start its browser before it knows
+// it will need one (while the page is inspected), so that Open does not
+// wait for the start. Discard ends a browser Open did not take; the Engine
+// calls it when the request ends.
+type RoomWarmer interface {
+	Warm(ctx context.Context)
+	Discard()
+}
+
 // Room is one clean room. Close ends it, on every path: its browser dies
 // and its profile is removed.
 type Room interface {

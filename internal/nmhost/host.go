@@ -133,6 +133,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if p, err := procinfo.Get(browserPID); err == nil {
 		b.exe = p.Exe
 	}
+	if pol, err := policy.Load(policyPath); err == nil {
+		b.spare = cleanroom.NewSpare(ctx, cleanroom.Config{Dir: b.rooms, Browser: pol.RoomBrowser, DrivenExe: b.exe, Log: log})
+	}
 	srv := &server{
 		l:          l,
 		self:       agentid.Self(),
@@ -163,6 +166,7 @@ func Run(ctx context.Context, cfg Config) error {
 		served <- agentsock.Serve(ctx, l, srv.serve)
 	}()
 
+	defer b.spare.Close() // before the host exits, so its profile goes too
 	err = port.Run(ctx)
 	stop(fill.ErrBrowserGone) // running fills end as failed
 	if serr := <-served; serr != nil && !errors.Is(serr, context.Canceled) {
@@ -202,6 +206,9 @@ type browser struct {
 	exe     string // the browser's executable, "" when unknown
 	// browserPID is the browser's main process.
 	browserPID int
+	// spare keeps a clean room's browser started for the next request,
+	// once a request found the browser driven (cleanroom.Spare).
+	spare *cleanroom.Spare
 }
 
 var _ local = (*browser)(nil)
@@ -225,10 +232,12 @@ func (b *browser) engine(pol *policy.Policy) *fill.Engine {
 		Notifier:   b.bridge,
 		Passkeys:   passkeyring.Port{Store: b.keyring},
 		CleanRoom: cleanroom.New(cleanroom.Config{
-			Driven:  drivenTab{Bridge: b.bridge, exe: b.exe, family: string(b.caller.Family)},
-			Dir:     b.rooms,
-			Browser: pol.RoomBrowser,
-			Log:     b.log,
+			Driven:    drivenTab{Bridge: b.bridge, family: string(b.caller.Family)},
+			Dir:       b.rooms,
+			Browser:   pol.RoomBrowser,
+			DrivenExe: b.exe,
+			Spare:     b.spare,
+			Log:       b.log,
 		}),
 		Audit:     b.audit,
 		Log:       b.log,
@@ -310,16 +319,16 @@ func (b *browser) peek(ctx context.Context) (agentsock.ActiveTab, error) {
 }
 
 // drivenTab is the extension as the clean room's driven browser, with
-// what only the host knows of the browser: its executable and family.
+// what only the host knows of the browser: its family.
 type drivenTab struct {
 	*bridge.Bridge
-	exe, family string
+	family string
 }
 
 // Tab implements cleanroom.Driven.
 func (d drivenTab) Tab(ctx context.Context, in fill.Inspection) (websession.Tab, error) {
 	t, err := d.Bridge.Tab(ctx, in)
-	t.Exe, t.Family = d.exe, d.family
+	t.Family = d.family
 	return t, err
 }
 

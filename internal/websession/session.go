@@ -194,8 +194,6 @@ type Tab struct {
 	// presents itself with them.
 	UserAgent string   `json:"user_agent,omitempty"`
 	Languages []string `json:"languages,omitempty"`
-	// Exe is the driven browser's executable, "" when unknown.
-	Exe string `json:"-"`
 	// Family is the driven browser's family: "chromium" or "firefox".
 	Family string `json:"-"`
 }

@@ -24,7 +24,9 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/repo"
+	"github.com/fillgate/fillgate/tests/kit/sessionsite"
 )
 
 // sample is the made-up text the benchmark types: no secret of anyone's.
@@ -79,6 +81,9 @@ func BenchmarkFigures(b *testing.B) {
 			if want(via + "-native") {
 				r.nativeFills(b, via, n, f)
 			}
+			if want(via + "-room") {
+				r.cleanRoomFills(b, via, n, f)
+			}
 		}
 		if want("ref") {
 			r.references(b, n, f)
@@ -117,6 +122,69 @@ func (r *rig) fills(b *testing.B, via string, n int, f map[string]series) {
 		f[via+" to prompt"] = append(f[via+" to prompt"], ms(painted.Sub(a.Started)))
 		f[via+" enter to result"] = append(f[via+" enter to result"], ms(a.Ended.Sub(enter)))
 		f[via+" machine total"] = append(f[via+" machine total"], ms(painted.Sub(a.Started)+a.Ended.Sub(enter)))
+	}
+}
+
+// cleanRoomFills runs n logins through the clean room (the session site's
+// form, the person answering the page prompt as in fills): request →
+// prompt painted (the room started, the page opened there, its field
+// found and inspected), Enter → result (the insert in the room, the login
+// followed to its end, the session handed to the tab), their sum, and
+// where the room's time goes, from fillgate.log's timing records. Each
+// login gets a fresh tab, the form's user name typed as the agent would.
+func (r *rig) cleanRoomFills(b *testing.B, via string, n int, f map[string]series) {
+	form := r.sessions.Archetype("form")
+	for range n {
+		tb := r.openURL(form.Login)
+		tb.typeIn("user", sessionsite.User)
+		tb.focus("pw")
+		k := r.prompts.Count()
+		mark := r.logSize()
+		a := r.fill("--service", r.sessionsService(), "--via", via)
+		painted, enter := r.answer(a, k, sample)
+		res := a.result(b, r.ctx)
+		if res.Status != fill.StatusOK || res.HandedOver == nil || !*res.HandedOver {
+			b.Fatalf("%s login in the clean room: %+v", via, res)
+		}
+		f[via+" room to prompt"] = append(f[via+" room to prompt"], ms(painted.Sub(a.Started)))
+		f[via+" room enter to result"] = append(f[via+" room enter to result"], ms(a.Ended.Sub(enter)))
+		f[via+" room machine total"] = append(f[via+" room machine total"], ms(painted.Sub(a.Started)+a.Ended.Sub(enter)))
+		if st := r.timings(mark); st != nil {
+			for name, steps := range map[string][]string{
+				"room start":    {"waited"},
+				"room open":     {"page_loaded", "page_settled", "field_found", "inspected"},
+				"room settled":  {"login_settled"},
+				"room handover": {"session_read", "tab_handed_over"},
+			} {
+				sum := 0.0
+				for _, s := range steps {
+					sum += st[s]
+				}
+				f[via+" "+name] = append(f[via+" "+name], sum)
+			}
+		}
+		tb.close()
+		r.spareUp(b, via, mark)
+	}
+	if got := r.sessions.Logins("form"); got < n {
+		b.Fatalf("%s logins in the clean room: the site let in %d, want at least %d", via, got, n)
+	}
+}
+
+// spareUp waits, on the extension path, until the host's spare clean
+// room (started when the request that began at the log's mark ended) is
+// up, as it is when a person's requests are seconds apart: at most 30 s.
+func (r *rig) spareUp(b *testing.B, via string, mark int64) {
+	if via != fill.ViaExtension {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	defer cancel()
+	if err := poll.Until(ctx, 20*time.Millisecond, func() (bool, error) {
+		_, up := r.timings(mark)["spare_up"]
+		return up, nil
+	}); err != nil {
+		b.Logf("the host's spare clean room did not come up within 30 s: %v", err)
 	}
 }
 
@@ -336,7 +404,18 @@ func (r *rig) table(f map[string]series, n int) string {
 		if via == fill.ViaCDP {
 			none, noneRef, noneName = "≤ Playwright fresh connect + insert", pw, "Playwright"
 		}
-		row(via+": fill with no human (approval none), fresh `fillgate fill`", via+" no human", none, noneRef, noneName)
+		row(via+": fill with no human (approval none, in the clean room: request → session handed over), fresh `fillgate fill`", via+" no human", none, noneRef, noneName)
+		inPage := f[via+" machine total"].median()
+		row(via+": clean room: request → prompt painted", via+" room to prompt", "", f[via+" to prompt"].median(), "in the page")
+		row(via+": clean room: Enter in the prompt → session handed over (result)", via+" room enter to result", "", f[via+" enter to result"].median(), "in the page")
+		row(via+": clean room: machine total", via+" room machine total", "≤ in the page + 600", inPage, "in the page")
+		if s := f[via+" room machine total"]; len(s) > 0 && inPage > 0 {
+			fmt.Fprintf(&sb, "| %s: the clean room adds (medians) | %.1f | | ≤ 600 | |\n", via, s.median()-inPage)
+		}
+		row(via+": clean room: waiting for its browser (a spare, started after the last request, on the extension path)", via+" room start", "", 0, "")
+		row(via+": clean room: the page opened there, field found and inspected", via+" room open", "", 0, "")
+		row(via+": clean room: the login followed to its end (settled)", via+" room settled", "", 0, "")
+		row(via+": clean room: the session read and handed to the tab (its navigation)", via+" room handover", "", 0, "")
 		row(via+": refused at inspect (wrong field)", via+" refused wrong field", refuse, pw, "Playwright")
 		row(via+": refused at inspect (wrong origin)", via+" refused wrong origin", refuse, pw, "Playwright")
 	}

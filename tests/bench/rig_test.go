@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
+	"github.com/fillgate/fillgate/tests/kit/sessionsite"
 )
 
 // policy is the benchmark's policy: many requests from one agent, no
@@ -37,10 +40,14 @@ import (
 // benchmark drives its pages), so prompt = "browser" keeps the person's
 // answer in the loopback page for the page-prompt figures; the native
 // dialog's figures set prompt = "native" (writePolicy). Every check on the
-// page stays.
+// page stays. The in-page figures say driven = "in-page" (the person lets
+// fillgate type into the browser the benchmark drives); the clean room's
+// site and the site of the fills with no human keep the default, the
+// clean room (writePolicy).
 const policy = `rate_limit = "1000/1m"
 no_response_cooldown = "0s"
 prompt_opener = "cdp-tab"
+driven = "in-page"
 `
 
 // unaskedHost is the address of the site whose fills need no human.
@@ -58,6 +65,8 @@ type rig struct {
 	bctx     context.Context
 	site     *loginserver.Server
 	unasked  *loginserver.Server // the site whose fills need no human
+	sessions *sessionsite.Site   // the clean room's figures' site: real sessions
+	stateDir string              // fillgate.log, with its timing records
 	prompts  *promptwatch.Watch
 	hostRoot string // a second environment, for the cold-start host
 	// person answers the native dialog on the rig's own X display, where
@@ -70,7 +79,7 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	t.Helper()
 	fg := fgenv.New(t, "fgbench-")
 	root := fg.Dir
-	r := &rig{t: t, ctx: ctx, root: root, env: fg.Env}
+	r := &rig{t: t, ctx: ctx, root: root, env: fg.Env, stateDir: fg.StateDir}
 	display := desktop.Start(t)
 	r.person = display.Person(t)
 	r.env = append(r.env, display.Env()...)
@@ -101,6 +110,8 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	// The site of the fills with no human, on an address of its own so its
 	// policy (approval = none) touches no other figure.
 	r.unasked = loginserver.Start(t, unaskedHost)
+	r.sessions = sessionsite.Start(t)
+	r.sessions.SetPassword([]byte(sample))
 	r.writePolicy(promptInBrowser)
 	remember := exec.CommandContext(ctx, fillgateBin, "remember", "--service", unaskedHost, "--stdin")
 	remember.Env, remember.Stdin = r.env, strings.NewReader(sample+"\n")
@@ -112,7 +123,10 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	})
 	r.env = append(r.env, fmt.Sprintf("FILLGATE_CDP_URL=http://127.0.0.1:%d", r.chrome.Port))
 	r.bctx = r.chrome.Attach(t, ctx)
-	r.prompts = promptwatch.CDP(t, r.bctx, promptwatch.OnLoopbackBut(r.site.URL))
+	site := promptwatch.OnLoopbackBut(r.site.URL)
+	r.prompts = promptwatch.CDP(t, r.bctx, func(url string) bool {
+		return site(url) && !strings.HasPrefix(url, r.sessions.App+"/")
+	})
 	r.waitHost()
 	r.hostRoot = filepath.Join(root, "coldstart")
 	return r
@@ -136,7 +150,8 @@ func (r *rig) writePolicy(where string) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	fgenv.WritePolicy(r.t, r.env, policy+where+"\n"+fmt.Sprintf("\n[service.%q]\napproval = \"none\"\n", unaskedHost+":"+u.Port()))
+	rooms := fmt.Sprintf("\n[service.%q]\ndriven = \"clean-room\"\nremember = false\n", r.sessionsService())
+	fgenv.WritePolicy(r.t, r.env, policy+where+"\n"+fmt.Sprintf("\n[service.%q]\napproval = \"none\"\ndriven = \"clean-room\"\n", unaskedHost+":"+u.Port())+rooms)
 }
 
 // cli runs fillgate with args and returns its stdout and exit code.
@@ -302,4 +317,55 @@ func (r *rig) answerNative(a *run, text string) (shown, enter time.Time) {
 		r.t.Fatalf("press Enter in the native dialog: %v", err)
 	}
 	return shown, enter
+}
+
+// sessionsService is the clean room's figures' service: the session
+// site's host and port.
+func (r *rig) sessionsService() string { return strings.TrimPrefix(r.sessions.App, "http://") }
+
+// openURL opens raw in a tab of its own.
+func (r *rig) openURL(raw string) *tab {
+	r.t.Helper()
+	return &tab{t: r.t, ctx: browser.NewTab(r.t, r.bctx, raw)}
+}
+
+// typeIn sets a text field's value (a user name, not a secret).
+func (tb *tab) typeIn(id, value string) {
+	tb.t.Helper()
+	v, _ := json.Marshal(value)
+	if _, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`((f) => { f.value = `+string(v)+`; return true; })(document.getElementById("`+id+`"))`)); err != nil {
+		tb.t.Fatalf("type into %s: %v", id, err)
+	}
+}
+
+// logSize is how much of fillgate.log is written now: the timing records
+// of a request come after it.
+func (r *rig) logSize() int64 {
+	st, err := os.Stat(filepath.Join(r.stateDir, "fillgate.log"))
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// timingRE reads a timing record's step (the Engine's "step" or the clean
+// room's "room") and milliseconds out of fillgate.log's text lines.
+var timingRE = regexp.MustCompile(`msg=timing .*?(?:step|room)=(\S+) .*?ms=([0-9.]+)`)
+
+// timings are the timing records written to fillgate.log since from, by
+// step: the milliseconds each step took (summed, for a step logged more
+// than once).
+func (r *rig) timings(from int64) map[string]float64 {
+	data, err := os.ReadFile(filepath.Join(r.stateDir, "fillgate.log"))
+	if err != nil || int64(len(data)) < from {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, m := range timingRE.FindAllStringSubmatch(string(data[from:]), -1) {
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err == nil {
+			out[m[1]] += v
+		}
+	}
+	return out
 }

@@ -215,6 +215,12 @@ func (r *rig) finalScan() {
 		}
 		t.Errorf("clean rooms left behind in %s: %v", rooms, names)
 	}
+	if t.Failed() {
+		if log, err := os.ReadFile(filepath.Join(r.root.StateDir, "fillgate.log")); err == nil {
+			t.Logf("fillgate.log, its end:\n%s", r.tail(log))
+		}
+		t.Logf("the driven browser's output, its end:\n%s", r.tail([]byte(r.chrome.Output())))
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.secrets {
@@ -227,6 +233,22 @@ func (r *rig) finalScan() {
 		}
 		clear(s)
 	}
+}
+
+// tail is the end of b (a log) for a failure message, or a placeholder
+// if b holds one of the rig's secrets.
+func (r *rig) tail(b []byte) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.secrets {
+		if leakscan.Contains(b, s) {
+			return "(withheld: it holds a secret)"
+		}
+	}
+	if len(b) > 6000 {
+		b = b[len(b)-6000:]
+	}
+	return string(b)
 }
 
 // withheld returns b for a failure message, or a placeholder if it holds
