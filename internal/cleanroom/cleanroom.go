@@ -243,9 +243,12 @@ func (rs *Rooms) Open(ctx context.Context, req fill.Request, in fill.Inspection)
 // browser is the executable a room runs.
 func (rs *Rooms) browser() (string, error) {
 	if rs.cfg.Browser != "" {
+		if !executable(rs.cfg.Browser) {
+			return "", fmt.Errorf("the policy's clean_room_browser, %s, is not an executable file", rs.cfg.Browser)
+		}
 		return rs.cfg.Browser, nil
 	}
-	if rs.cfg.DrivenExe != "" && isChromium(rs.cfg.DrivenExe) {
+	if rs.cfg.DrivenExe != "" && isChromium(rs.cfg.DrivenExe) && executable(rs.cfg.DrivenExe) {
 		return rs.cfg.DrivenExe, nil
 	}
 	return Find()

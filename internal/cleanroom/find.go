@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -17,7 +18,7 @@ func Find() (string, error) {
 		}
 	}
 	for _, p := range places() {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		if executable(p) {
 			return p, nil
 		}
 	}
@@ -39,4 +40,13 @@ func isChromium(exe string) bool {
 		}
 	}
 	return false
+}
+
+// executable reports whether path is a file this process may run.
+func executable(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || st.IsDir() {
+		return false
+	}
+	return runtime.GOOS == "windows" || st.Mode().Perm()&0o111 != 0
 }
