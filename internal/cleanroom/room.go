@@ -516,7 +516,7 @@ func (r *room) Insert(ctx context.Context, in fill.Inspection, value []byte, opt
 }
 
 // HandOver implements fill.Room.
-func (r *room) HandOver(ctx context.Context) (fill.Handover, error) {
+func (r *room) HandOver(ctx context.Context, holds func(string) bool) (fill.Handover, error) {
 	t0 := time.Now()
 	r.settle(ctx, settleBudget)
 	r.lap("login_settled", &t0)
@@ -568,7 +568,12 @@ func (r *room) HandOver(ctx context.Context) (fill.Handover, error) {
 		st = websession.Storage{Origin: st.Origin}
 	}
 	r.lap("session_read", &t0)
-	shown, err := r.cfg.Driven.HandOver(ctx, r.in, websession.Session{Cookies: changes, Storage: st, URL: at.URL})
+	sess := websession.Session{Cookies: changes, Storage: st, URL: at.URL}
+	if sess.Any(holds) {
+		return fill.Handover{}, failure{fmt.Sprintf("the site keeps the %s in what its login left (a cookie, its web storage or its address), "+
+			"where the agent's browser would read it, so fillgate handed nothing over; %s", fieldNoun(r.kind), inPageFix(r.service))}
+	}
+	shown, err := r.cfg.Driven.HandOver(ctx, r.in, sess)
 	r.lap("tab_handed_over", &t0)
 	if err != nil {
 		return fill.Handover{}, fmt.Errorf("the session could not be handed to the agent's browser: %w", err)

@@ -2,7 +2,10 @@ package fill
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -108,10 +111,10 @@ func (e *Engine) openRoom(ctx context.Context, checked Checked, agent Agent, in 
 
 // handedOver hands the clean room's session to the driven tab after an
 // insert that went well, and says so.
-func (e *Engine) handedOver(ctx context.Context, room Room, r *Result, service, field string) (Status, string) {
+func (e *Engine) handedOver(ctx context.Context, room Room, r *Result, service, field string, value []byte) (Status, string) {
 	hctx, cancel := context.WithTimeout(ctx, handoverBudget)
 	defer cancel()
-	h, err := room.HandOver(hctx)
+	h, err := room.HandOver(hctx, func(data string) bool { return holds(data, value) })
 	if err != nil {
 		status, own := ownStatus(err)
 		if own {
@@ -146,4 +149,21 @@ func (e *Engine) handedOver(ctx context.Context, room Room, r *Result, service, 
 // no fill without a prompt.
 func inPagePlan(p Plan) Plan {
 	return Plan{Approval: ApprovalEach, Remember: p.Remember}
+}
+
+// holds reports whether data holds value, raw or in the encodings a site
+// would keep it in (URL-escaped, base64, hex), without saying where.
+func holds(data string, value []byte) bool {
+	if len(value) == 0 {
+		return false
+	}
+	v := string(value)
+	for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v), base64.StdEncoding.EncodeToString(value),
+		base64.RawStdEncoding.EncodeToString(value), base64.URLEncoding.EncodeToString(value),
+		base64.RawURLEncoding.EncodeToString(value), hex.EncodeToString(value)} {
+		if strings.Contains(data, f) {
+			return true
+		}
+	}
+	return false
 }

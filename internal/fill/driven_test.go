@@ -3,8 +3,11 @@ package fill
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +45,12 @@ type fakeRoom struct {
 	handErr  error
 	handed   int
 	closed   int
+	// holds is what HandOver was given to tell whether a session holds
+	// the value.
+	holds func(string) bool
+	// heldThen: holds said the value is there, in each of its forms,
+	// while HandOver ran (the Engine keeps it until then).
+	heldThen bool
 }
 
 func (r *fakeRoom) Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error) {
@@ -53,10 +62,14 @@ func (r *fakeRoom) Insert(ctx context.Context, in Inspection, value []byte, opt 
 	return r.verdict, nil
 }
 
-func (r *fakeRoom) HandOver(ctx context.Context) (Handover, error) {
+func (r *fakeRoom) HandOver(ctx context.Context, holds func(string) bool) (Handover, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.handed++
+	r.holds = holds
+	s := string(r.got)
+	r.heldThen = holds("x"+s+"y") && holds(url.QueryEscape(s)) && holds(base64.StdEncoding.EncodeToString(r.got)) &&
+		holds(base64.RawURLEncoding.EncodeToString(r.got)) && holds(hex.EncodeToString(r.got)) && !holds("nothing of it")
 	return r.handover, r.handErr
 }
 
@@ -114,6 +127,12 @@ func TestCleanRoomLogsIn(t *testing.T) {
 	}
 	if room.handed != 1 || room.closed != 1 {
 		t.Errorf("handed over %d times, closed %d times; want once each", room.handed, room.closed)
+	}
+	if !room.heldThen {
+		t.Error("the handover could not tell a session holding the value (raw, URL-escaped, base64, hex)")
+	}
+	if room.holds(string(secret)) {
+		t.Error("the value was kept after the handover: it was not zeroed")
 	}
 	if res.HandedOver == nil || !*res.HandedOver || res.TabOrigin != "https://github.com" {
 		t.Errorf("the result says handed over %v, tab origin %q", res.HandedOver, res.TabOrigin)

@@ -264,8 +264,8 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 	v, err := target.Insert(xctx, in, got.value, InsertOptions{Then: then})
 	cancel()
 	sw.lap("inserted")
-	if !got.remember {
-		got.zero()
+	if !got.remember && room == nil {
+		got.zero() // in a clean room, once the session was checked for it
 	}
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
@@ -280,7 +280,10 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 	status, detail = afterInsert(v, fieldWord(field), then)
 	if room != nil && status == StatusOK {
 		inserted := detail
-		status, detail = e.handedOver(ctx, room, &r, req.Service, field)
+		status, detail = e.handedOver(ctx, room, &r, req.Service, field, got.value)
+		if !got.remember {
+			got.zero()
+		}
 		sw.lap("handed_over")
 		if status != StatusOK && r.HandedOver == nil {
 			detail = inserted + "; " + detail

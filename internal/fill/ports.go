@@ -371,9 +371,11 @@ type Room interface {
 	// Insert is Browser.Insert, into the room's page.
 	Insert(ctx context.Context, in Inspection, value []byte, opt InsertOptions) (Verdict, error)
 	// HandOver follows the login to its end and hands its session to the
-	// driven tab, which it navigates to where the login ended. An error
-	// that carries a status says why nothing was handed over.
-	HandOver(ctx context.Context) (Handover, error)
+	// driven tab, which it navigates to where the login ended. holds
+	// reports whether data holds the value the login used (in any form a
+	// site would keep it in): a session that does is never handed over.
+	// An error that carries a status says why nothing was handed over.
+	HandOver(ctx context.Context, holds func(data string) bool) (Handover, error)
 	Close()
 }
 

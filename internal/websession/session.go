@@ -208,3 +208,23 @@ type Shown struct {
 	Password int `json:"password"`
 	Code     int `json:"code"`
 }
+
+// Any reports whether pred is true of any part of s a program given the
+// session could read: the URL, a cookie's name or value, a storage key or
+// value.
+func (s Session) Any(pred func(string) bool) bool {
+	if pred(s.URL) {
+		return true
+	}
+	for _, c := range s.Cookies.Set {
+		if pred(c.Name) || pred(c.Value) {
+			return true
+		}
+	}
+	for _, kv := range append(append([][2]string{}, s.Storage.Local...), s.Storage.Session...) {
+		if pred(kv[0]) || pred(kv[1]) {
+			return true
+		}
+	}
+	return false
+}

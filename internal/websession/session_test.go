@@ -105,3 +105,19 @@ func TestSite(t *testing.T) {
 	}
 
 }
+
+func TestAny(t *testing.T) {
+	s := Session{
+		URL:     "https://a.test/home",
+		Cookies: Changes{Set: []Cookie{{Name: "sid", Value: "v1"}}, Removed: []Cookie{{Name: "gone"}}},
+		Storage: Storage{Local: [][2]string{{"k", "v2"}}, Session: [][2]string{{"k3", "v3"}}},
+	}
+	for _, part := range []string{"https://a.test/home", "sid", "v1", "k", "v2", "k3", "v3"} {
+		if !s.Any(func(x string) bool { return x == part }) {
+			t.Errorf("Any does not look at %q", part)
+		}
+	}
+	if s.Any(func(x string) bool { return x == "gone" }) {
+		t.Error("Any looks at a removed cookie, which is handed over with no value")
+	}
+}

@@ -31,7 +31,7 @@ type Archetype struct {
 // names are the archetypes Archetypes returns; extras are the others.
 var (
 	names  = []string{"form", "token", "steps", "memory", "oauth", "csrf", "cookies", "hashed"}
-	extras = []string{"dbsc", "redirect307"}
+	extras = []string{"dbsc", "redirect307", "leaky"}
 )
 
 // Archetype returns the archetype called name. The archetypes are:
@@ -55,6 +55,8 @@ var (
 //     header on the login's answer (not in Archetypes).
 //   - "redirect307": a form on App whose POST answers 307 to IdP's
 //     /collect, which would accept the password (not in Archetypes).
+//   - "leaky": a fetch login that also keeps the password, base64-encoded,
+//     in localStorage ("remember me" done wrong; not in Archetypes).
 //
 // It panics for any other name.
 func (s *Site) Archetype(name string) Archetype {
@@ -68,7 +70,7 @@ func (s *Site) Archetype(name string) Archetype {
 		}
 	}
 	switch name {
-	case "form", "csrf", "cookies", "hashed", "dbsc":
+	case "form", "csrf", "cookies", "hashed", "dbsc", "leaky":
 		return paths(s.App)
 	case "token":
 		a := paths(s.App)
@@ -90,7 +92,7 @@ func (s *Site) Archetype(name string) Archetype {
 	panic(fmt.Sprintf("sessionsite: no archetype %q", name))
 }
 
-// Archetypes returns every archetype but "dbsc" and "redirect307".
+// Archetypes returns every archetype but "dbsc", "redirect307" and "leaky".
 func (s *Site) Archetypes() []Archetype {
 	out := make([]Archetype, len(names))
 	for i, n := range names {

@@ -20,6 +20,7 @@ func (s *Site) appHandler() http.Handler {
 	s.tokenRoutes(mux)
 	s.memoryRoutes(mux)
 	s.hashedRoutes(mux)
+	s.leakyRoutes(mux)
 	s.oauthAppRoutes(mux)
 	s.redirect307AppRoutes(mux)
 	return mux

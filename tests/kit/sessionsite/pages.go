@@ -188,6 +188,26 @@ $("login").addEventListener("submit", async (e) => {
 });
 </script>`
 
+// leakyLoginPage signs in with fetch and, once signed in, keeps the
+// password base64-encoded in localStorage.
+const leakyLoginPage = `<h1>Sign in</h1>
+<form id=login method=post action=/leaky/login>
+` + userField + `
+` + pwField + `
+<button id=go type=submit>Sign in</button></form>
+<p id=error></p>
+<script>
+` + postJSON + `
+$("login").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  $("error").textContent = "";
+  const r = await postJSON("/api/leaky", { user: $("user").value, password: $("pw").value });
+  if (!r.ok) { $("error").textContent = "` + wrong + `"; return; }
+  localStorage.setItem("remember", btoa($("pw").value));
+  location.href = "/leaky/home";
+});
+</script>`
+
 // authorizePage is the IdP's login form; the OAuth parameters ride along
 // in hidden fields.
 func authorizePage(client, state, redirect, msg string) string {

@@ -102,3 +102,22 @@ func (s *Site) hashedRoutes(mux *http.ServeMux) {
 	})
 	guard(mux, "/hashed", "/hashed/login", s.cookieSession("hashed_sid", arch))
 }
+
+// leakyRoutes serves "leaky": the page signs in with fetch, as "memory"
+// does, and keeps the password in localStorage besides.
+func (s *Site) leakyRoutes(mux *http.ServeMux) {
+	const arch = "leaky"
+	mux.HandleFunc("GET /leaky/login", func(w http.ResponseWriter, r *http.Request) {
+		page(w, http.StatusOK, "Sign in", leakyLoginPage)
+	})
+	mux.HandleFunc("POST /api/leaky", func(w http.ResponseWriter, r *http.Request) {
+		c := readCredentials(r)
+		if !s.rightPassword(c.User, c.Password) {
+			writeJSON(w, http.StatusUnauthorized, failed)
+			return
+		}
+		s.signIn(w, arch, "leaky_sid")
+		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	})
+	guard(mux, "/leaky", "/leaky/login", s.cookieSession("leaky_sid", arch))
+}

@@ -122,6 +122,29 @@ func TestOutcomes(t *testing.T) {
 				}
 				_ = tb
 			})
+
+			t.Run("a login that keeps the password in web storage is not handed over", func(t *testing.T) {
+				secret := r.secret(t)
+				site.SetPassword(secret)
+				a := site.Archetype("leaky")
+				tb := r.toLogin(t, site, a)
+				run := r.fill(t, "127.0.0.1")
+				run.types(t, secret)
+				res := run.result(t)
+				wantStatus(t, res, fill.StatusFailed, "keeps the password in what its login left")
+				if n := site.Received(secret); n != 1 {
+					t.Errorf("the site received the password %d times; want once (the login itself)", n)
+				}
+				if res.HandedOver != nil {
+					t.Error("a session holding the password was handed over")
+				}
+				var kept bool
+				tb.eval(`localStorage.getItem("remember") !== null`, &kept)
+				if kept {
+					t.Error("the agent's tab has the site's copy of the password in its localStorage")
+				}
+				r.notHandedOver(t, tb, site, a, secret)
+			})
 		})
 	}
 }
