@@ -55,12 +55,17 @@ func attachWorker(t testing.TB, ctx, browserCtx context.Context) *worker {
 // stopHostRetries stops the worker's attempts to reach a native host, for
 // a test that stands in for the host itself. No host is installed, so each
 // attempt's port ends at once, and the extension closes every prompt
-// window when its port ends (a prompt belongs to the host that asked for
-// it): an attempt that ends while the test's window is open would close
-// it. It waits for an attempt in flight to end, then clears the retry that
-// ending scheduled.
+// window and lets every waiting passkey call fall through when its port
+// ends (they belong to the host that asked for them): an attempt that
+// ends while the test's window is open, or its page's call waits, would
+// end them. The worker's first attempt waits for its storage to load: once
+// that has loaded, the attempt has begun (connect awaits it first). Then
+// connect is made a no-op, so no later attempt starts (a retry's, or an
+// onInstalled or onStartup event's), the retry scheduled is cleared, and
+// it waits for the attempt in flight to end.
 func (w *worker) stopHostRetries(ctx context.Context) {
 	w.t.Helper()
+	w.call(nil, `async function () { await loaded; connect = async () => {}; clearTimeout(retry); }`)
 	if err := poll.Until(ctx, 20*time.Millisecond, func() (bool, error) {
 		var idle bool
 		w.call(&idle, `function () { clearTimeout(retry); return port === null; }`)

@@ -5,15 +5,14 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/fillgate/fillgate/internal/manifest"
 )
 
 // TestNoticesLeasesAndAccount plays the host over a real connectNative
 // port: an inspect reports the account the form shows; a notify shows a
 // real browser notification (the "notifications" permission) and is
-// answered only then; the popup lists the host's leases, and its End
-// button sends end_lease for that lease.
+// answered only then; the toolbar popup lists the host's leases, and its
+// End button sends end_lease for that lease, while popup.html opened in a
+// tab lists none and ends none.
 func TestNoticesLeasesAndAccount(t *testing.T) {
 	x := startHosted(t, accountPages)
 	ctx, srv, bctx, h := x.ctx, x.srv, x.bctx, x.h
@@ -43,7 +42,14 @@ func TestNoticesLeasesAndAccount(t *testing.T) {
 		{"id": "l0", "agent": "old", "service": "ended.test", "field": "password", "origin": srv.URL,
 			"until": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)},
 	}})
-	pop := openTab(t, bctx, manifest.ExtensionOrigin+"popup.html")
+	// popup.html opened in a tab (as a program driving the browser can
+	// open, script and click it) lists no lease and ends none: the host
+	// hears nothing of it before the pong that follows.
+	openTab(t, bctx, popupURL).unanswered(t)
+	h.send(map[string]any{"id": 4, "type": "ping"})
+	h.expect(map[string]any{"id": 4, "type": "pong"})
+
+	pop := openPopup(t, ctx, bctx, w)
 	if _, err := chromedp.Run(pop.ctx, chromedp.Poll[bool](`(() => {
 		const list = document.getElementById("leases");
 		return !document.getElementById("leasebox").hidden && list.children.length === 1 &&

@@ -60,8 +60,9 @@ func (x *hosted) focusedTab(t testing.TB, path string) *tab {
 
 // TestNativeMessaging plays the native host over a real connectNative port:
 // the extension says hello, answers requests by id, reports the prompt
-// window closing and the pause switch, feeds the popup, and reconnects
-// when the host goes away.
+// window closing and the pause switch, feeds the toolbar popup (and
+// nothing to popup.html opened in a tab), and reconnects when the host
+// goes away.
 func TestNativeMessaging(t *testing.T) {
 	x := startHosted(t, testPages)
 	ctx, srv, c, bctx, h := x.ctx, x.srv, x.c, x.bctx, x.h
@@ -103,7 +104,20 @@ func TestNativeMessaging(t *testing.T) {
 	// The popup shows the host, the history and the pause switch.
 	h.send(map[string]any{"type": "outcome", "time": time.Now().UTC().Format(time.RFC3339), "service": "127.0.0.1",
 		"origin": srv.URL, "status": "ok"})
-	pop := openTab(t, bctx, manifest.ExtensionOrigin+"popup.html")
+	// popup.html opened in a tab (as a program driving the browser can
+	// open, script and click it) shows none of it and its pause switch
+	// pauses nothing: the host hears nothing before the pong that follows.
+	w := attachWorker(t, ctx, bctx)
+	openTab(t, bctx, popupURL).unanswered(t)
+	h.send(map[string]any{"id": 5, "type": "ping"})
+	h.expect(map[string]any{"id": 5, "type": "pong"})
+	var paused bool
+	w.call(&paused, `function () { return chrome.storage.local.get("paused").then((s) => s.paused === true); }`)
+	if paused {
+		t.Fatal("popup.html in a tab paused the fills")
+	}
+
+	pop := openPopup(t, ctx, bctx, w)
 	if _, err := chromedp.Run(pop.ctx, chromedp.Poll[bool](`(($) => $("conn").textContent.includes("9.8.7") &&
 		$("recent").children.length === 1 && $("recent").textContent.includes(`+"`"+srv.URL+"`"+`) && $("empty").hidden)
 		((id) => document.getElementById(id))`,
@@ -112,7 +126,6 @@ func TestNativeMessaging(t *testing.T) {
 	}
 	pop.eval(`document.getElementById("pause").click(), true`)
 	h.expect(map[string]any{"type": "paused", "paused": true})
-	w := attachWorker(t, ctx, bctx)
 	var stored map[string]any
 	w.call(&stored, `function () { return chrome.storage.local.get(null); }`)
 	// The pause switch and the profile's random instance id, nothing else.

@@ -157,9 +157,10 @@ func TestPromptWindowsDieWithTheHost(t *testing.T) {
 	if targets.goneAlready(popup.TargetID) {
 		t.Fatalf("the prompt window closed with the worker; the start-up cleanup is not exercised")
 	}
-	// Anything the extension hears starts the worker again (here the
-	// popup asking for its state, unless a tab event did already): the
-	// worker that starts closes the window left from before.
-	openTab(t, bctx, manifest.ExtensionOrigin+"popup.html")
+	// Anything the extension hears starts the worker again (here
+	// popup.html, opened in a tab, asking for its state, which the worker
+	// does not answer a tab but still wakes for; unless a tab event did
+	// already): the worker that starts closes the window left from before.
+	openTab(t, bctx, popupURL)
 	targets.waitGone(t, ctx, popup.TargetID, "a prompt window left from before the worker started")
 }
