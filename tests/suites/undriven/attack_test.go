@@ -17,6 +17,7 @@ import (
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/attackext"
+	"github.com/fillgate/fillgate/tests/kit/desktop"
 )
 
 // promptPages picks, for the attacker, every page on 127.0.0.1 but the
@@ -67,8 +68,9 @@ func (r *rig) noPromptPage(t testing.TB, ctx context.Context, o attackext.Order)
 // installed, so the person answers in pinentry from the start. While the
 // dialog is open the attacker lists every page, and tries to install key
 // loggers in, read and answer every page on 127.0.0.1 but the login
-// site's: there is none. The person types in pinentry; the fill is ok
-// and the attacker got nothing.
+// site's: there is none. The person types in pinentry; fillgate logs in
+// in its clean room and hands the tab the session: the fill is ok, the
+// tab goes on signed in, and the attacker got nothing.
 func attackerFindsNoPrompt(t *testing.T, ctx context.Context, r *rig) {
 	secret := r.secret(t)
 	r.site.Login.SetRight(secret)
@@ -85,15 +87,19 @@ func attackerFindsNoPrompt(t *testing.T, ctx context.Context, r *rig) {
 	r.noPromptPage(t, ctx, forged)
 	r.answerInDialog(t, ctx, d, secret)
 	res := r.result(t, a)
+	if res.HandedOver == nil || !*res.HandedOver || res.TabOrigin != r.site.URL {
+		t.Errorf("result %s; want the session handed over to the tab, on %s", r.show(res), r.site.URL)
+	}
 	r.pagePrompts(t, mark, 0)
 	r.sent(t, ctx, res, from, secret)
 }
 
 // attackerCannotApprove: a saved value (the OS keyring, approval "each")
 // with an extension that can drive the browser installed: the approval is
-// asked in pinentry, where the attacker cannot click. It tries to click
-// Approve and to answer in every prompt page it can find (none); the
-// person presses Escape: cancelled, nothing filled.
+// asked in pinentry (for a login in the clean room), where the attacker
+// cannot click. It tries to click Approve and to answer in every prompt
+// page it can find (none); the person presses Escape: cancelled, nothing
+// filled.
 func attackerCannotApprove(t *testing.T, ctx context.Context, r *rig) {
 	saved := r.secret(t)
 	r.site.Login.SetRight(saved)
@@ -121,20 +127,73 @@ func attackerCannotApprove(t *testing.T, ctx context.Context, r *rig) {
 	r.nothingSent(t, ctx, logins, saved)
 }
 
-// becomesDrivable: the page prompt is open when the browser becomes
-// drivable: a live DevTools endpoint appears in its profile
-// (DevToolsActivePort), as Chrome's chrome://inspect remote-debugging
-// switch makes it for chrome-devtools-mcp --autoConnect. fillgate closes
-// the page within about a second and asks in pinentry; the person types
-// there.
+// becomesDrivable: the page prompt is open, and the person has typed
+// the password in it, when the browser becomes drivable: a live DevTools
+// endpoint appears in its profile (DevToolsActivePort), as Chrome's
+// chrome://inspect remote-debugging switch makes it for
+// chrome-devtools-mcp --autoConnect. fillgate closes the page within
+// about a second. Under the person's default (driven = "clean-room") the
+// login would now happen in a clean room, which this fill did not open:
+// the fill fails and says to ask again, no native dialog asks, what the
+// person typed is discarded, and nothing reaches the login page or the
+// site.
 func becomesDrivable(t *testing.T, ctx context.Context, r *rig) {
+	secret := r.secret(t)
+	r.site.Login.SetRight(secret)
+	r.undriven(t)
+	logins := r.site.Login.Requests("/classic/login")
+	mark := r.logMark(t)
+	a := r.fill(t)
+	w := r.pagePrompt(t, ctx)
+	r.types(t, ctx, w, secret)
+	stop := r.drivableWhileOpen(t, ctx, w)
+	r.want(t, r.result(t, a), fill.StatusFailed,
+		"a program began to drive the browser while the prompt was open",
+		"the answer was discarded and nothing was inserted",
+		"ask again: fillgate then logs in in a clean room")
+	if ws := r.windows(t, ctx, promptName); len(ws) != 0 {
+		t.Errorf("a prompt is open after the fill ended: %q", ws[0].Name)
+	}
+	r.switched(t, mark)
+	r.pagePrompts(t, mark, 1)
+	r.nothingSent(t, ctx, logins, secret)
+	r.undrivenAgain(t, stop)
+}
+
+// becomesDrivableInPage: as becomesDrivable, where the person's policy
+// lets fillgate type into a browser a program drives for the site
+// (driven = "in-page"): fillgate closes the page within about a second
+// and asks in pinentry; the person types there, and fillgate types the
+// value into the login page itself (no clean room, no handover).
+func becomesDrivableInPage(t *testing.T, ctx context.Context, r *rig) {
+	r.setPolicy(t, fmt.Sprintf("\n[service.%q]\ndriven = \"in-page\"\n", r.site.Service()))
+	defer r.setPolicy(t, "")
 	secret := r.secret(t)
 	r.site.Login.SetRight(secret)
 	r.undriven(t)
 	mark, from := r.logMark(t), r.site.mark()
 	a := r.fill(t)
 	w := r.pagePrompt(t, ctx)
-	stop := r.devToolsEndpoint(t)
+	stop := r.drivableWhileOpen(t, ctx, w)
+	d := r.dialog(t, ctx, promptName)
+	r.answerInDialog(t, ctx, d, secret)
+	res := r.result(t, a)
+	if res.HandedOver != nil {
+		t.Errorf("result %s; want the value typed into the page, no session handed over", r.show(res))
+	}
+	r.typed(t)
+	r.switched(t, mark)
+	r.pagePrompts(t, mark, 1)
+	r.sent(t, ctx, res, from, secret)
+	r.undrivenAgain(t, stop)
+}
+
+// drivableWhileOpen makes the browser drivable (devToolsEndpoint) while
+// the page prompt w is open, and checks that the page closes within
+// about a second. stop removes the endpoint.
+func (r *rig) drivableWhileOpen(t testing.TB, ctx context.Context, w desktop.Window) (stop func()) {
+	t.Helper()
+	stop = r.devToolsEndpoint(t)
 	start := time.Now()
 	r.gone(t, ctx, w, 3*time.Second)
 	if took := time.Since(start); took > 2*time.Second {
@@ -142,11 +201,13 @@ func becomesDrivable(t *testing.T, ctx context.Context, r *rig) {
 	} else {
 		t.Logf("the page prompt closed %v after the browser became drivable", took.Round(time.Millisecond))
 	}
-	d := r.dialog(t, ctx, promptName)
-	r.answerInDialog(t, ctx, d, secret)
-	res := r.result(t, a)
-	r.switched(t, mark)
-	r.sent(t, ctx, res, from, secret)
+	return stop
+}
+
+// undrivenAgain removes the DevTools endpoint with stop and waits until
+// the host says that nothing drives the browser again.
+func (r *rig) undrivenAgain(t testing.TB, stop func()) {
+	t.Helper()
 	stop()
 	r.awaitHost(t, "the browser undriven once the endpoint went", func(h agentsock.HostStatus) bool {
 		return h.Drive != nil && !h.Drive.Driven
@@ -189,11 +250,10 @@ func (r *rig) devToolsEndpoint(t testing.TB) (stop func()) {
 }
 
 // switched checks that the host logged, since mark, that the browser
-// became drivable while the page prompt was open and that it asked in the
-// native dialog instead.
+// became drivable while the page prompt was open.
 func (r *rig) switched(t testing.TB, mark int) {
 	t.Helper()
-	if !strings.Contains(r.logSince(t, mark), "the browser became drivable while the prompt was open; asking in a native dialog") {
+	if !strings.Contains(r.logSince(t, mark), "the browser became drivable while the prompt was open") {
 		t.Error("the host's log does not say the browser became drivable while the prompt was open")
 	}
 }

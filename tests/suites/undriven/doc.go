@@ -5,7 +5,10 @@
 // and a login page on 127.0.0.1. The agent runs `fillgate fill --json`;
 // the person, at the X server's keyboard (xdotool), answers the prompt
 // that opens in the browser, or the native dialog (pinentry-gtk-2) that
-// fillgate shows instead once something can drive the browser.
+// fillgate shows instead once something can drive the browser (and then,
+// under the person's default, logs in in its clean room: a headless
+// browser of its own, which loads the login site's pages too; the site
+// tells its pages there from the person's by the process that connects).
 //
 // The attacker is a second extension loaded next to fillgate's
 // (tests/fakes/attackext): it stands for an agent's browser-driving extension

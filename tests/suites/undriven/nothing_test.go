@@ -139,8 +139,9 @@ func (r *rig) signedIn(t testing.TB, ctx context.Context, from int) {
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := r.site.await(wctx, from, func(p pageState) bool { return p.Path == "/welcome" }); err != nil {
-		t.Fatalf("the login page did not go on to the welcome page (%v); it reported %+v since; the login server had %d logins, %d welcome pages",
-			err, r.site.since(from), r.site.Login.Requests("/classic/login"), r.site.Login.Requests("/welcome"))
+		t.Fatalf("the login page did not go on to the welcome page (%v); it reported %+v since (another browser's pages, such as a clean room's: %+v); "+
+			"the login server had %d logins, %d welcome pages",
+			err, r.site.since(from), r.site.others(), r.site.Login.Requests("/classic/login"), r.site.Login.Requests("/welcome"))
 	}
 	st, err := r.site.state(ctx)
 	if err != nil {

@@ -131,6 +131,7 @@ func newRig(t *testing.T, ctx context.Context, withAttacker bool) *rig {
 		Undriven:    true,
 		Args:        []string{"--ozone-platform=x11", r.site.URL + "/classic"},
 	})
+	r.site.inBrowser(r.browser.Cmd.Process.Pid)
 	r.hostPID = r.waitHost(t)
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

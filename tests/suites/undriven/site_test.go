@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -32,6 +33,15 @@ import (
 // and that goes to another page of the site when told to. Nothing in it
 // can read or drive the browser: it is the page's own script, and it
 // never reads a field's value.
+//
+// The site's pages run in another browser too: fillgate's clean room,
+// where a browser a program drives is logged in to, loads the agent's
+// page again in a headless browser the host starts, and the script runs
+// there as a site's script does. Only the person's browser's pages are
+// the open page: a page's control stream says which page it is, and the
+// site asks the system which process holds the stream's connection
+// (connFromBrowser). Another browser's pages get no order, and what they
+// report is kept apart (foreign).
 type site struct {
 	// URL is the site's origin, http://127.0.0.1:port; the service is
 	// its host and port.
@@ -39,9 +49,14 @@ type site struct {
 	// Login is the login server behind the proxy.
 	Login *loginserver.Server
 
+	addr string // the proxy's listening address, ip:port
+
 	mu      sync.Mutex
-	orders  chan order // the open page's control stream, nil when none
+	browser func(client string) (bool, error) // whether a connection is the person's browser's; nil until it runs
+	pages   map[string]bool                   // the pages that opened a control stream: whether each is the person's browser's
+	orders  chan order                        // the open page's control stream, nil when none
 	reports []pageState
+	foreign []pageState   // what pages of another browser reported
 	changed chan struct{} // closed and replaced at each report
 	nextID  int
 }
@@ -56,6 +71,9 @@ type order struct {
 
 // pageState is what the page script reports.
 type pageState struct {
+	// Page is the page's own random id, which its control stream gives
+	// too.
+	Page string `json:"page"`
 	// Why is "load" (the page just connected) or the order's id.
 	Why string `json:"why"`
 	// Path and Query are the page's location.
@@ -72,11 +90,12 @@ type pageState struct {
 // whenever asked, and follows goto orders.
 const controlScript = `<script>
 (() => {
+  const page = Math.random().toString(36).slice(2) + Date.now().toString(36);
   const report = (why) => fetch("/__site/report", { method: "POST", keepalive: true,
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ why, path: location.pathname, query: location.search,
+    body: JSON.stringify({ page, why, path: location.pathname, query: location.search,
       focused: document.activeElement?.id ?? "", left: window.fg.left("pw") }) }).catch(() => {});
-  const control = new EventSource("/__site/control");
+  const control = new EventSource("/__site/control?page=" + page);
   let opened = false;
   control.onopen = () => { if (!opened) { opened = true; report("load"); } };
   control.onmessage = (m) => {
@@ -91,7 +110,7 @@ const controlScript = `<script>
 // both on 127.0.0.1, until the test ends.
 func startSite(t testing.TB) *site {
 	t.Helper()
-	s := &site{Login: loginserver.Start(t, "127.0.0.1"), changed: make(chan struct{})}
+	s := &site{Login: loginserver.Start(t, "127.0.0.1"), changed: make(chan struct{}), pages: map[string]bool{}}
 	target, err := url.Parse(s.Login.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +133,40 @@ func startSite(t testing.TB) *site {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	s.URL = "http://" + l.Addr().String()
+	s.addr = l.Addr().String()
+	s.URL = "http://" + s.addr
 	return s
+}
+
+// inBrowser has the site tell the person's browser, the process
+// browserPID, from another by its connections: its pages are the open
+// page from then on.
+func (s *site) inBrowser(browserPID int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.browser = func(client string) (bool, error) { return connFromBrowser(client, s.addr, browserPID) }
+}
+
+// fromBrowser reports whether the connection from client is the person's
+// browser's. It waits for the browser to run (inBrowser), and, within
+// ctx, for the connection's process to show.
+func (s *site) fromBrowser(ctx context.Context, client string) (bool, error) {
+	for {
+		s.mu.Lock()
+		browser := s.browser
+		s.mu.Unlock()
+		if browser != nil {
+			ours, err := browser(client)
+			if !errors.Is(err, errNoOwner) {
+				return ours, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return false, fmt.Errorf("whose is the connection from %s: %w", client, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Service is the service the agent names for the site: its host and port.
@@ -142,16 +193,27 @@ func addScript(res *http.Response) error {
 }
 
 // control is the page's control stream (server-sent events): the newest
-// page's stream is the one orders go to.
+// stream of a page of the person's browser is the one orders go to.
+// Another browser's page keeps its stream, idle.
 func (s *site) control(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "no streaming", http.StatusInternalServerError)
 		return
 	}
+	wctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	ours, err := s.fromBrowser(wctx, r.RemoteAddr)
+	cancel()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	orders := make(chan order, 4)
 	s.mu.Lock()
-	s.orders = orders
+	s.pages[r.URL.Query().Get("page")] = ours
+	if ours {
+		s.orders = orders
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -186,6 +248,12 @@ func (s *site) report(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	if !s.pages[st.Page] {
+		s.foreign = append(s.foreign, st)
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	s.reports = append(s.reports, st)
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -243,6 +311,14 @@ func (s *site) since(from int) []pageState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]pageState(nil), s.reports[from:]...)
+}
+
+// others returns what pages of another browser than the person's
+// reported so far.
+func (s *site) others() []pageState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]pageState(nil), s.foreign...)
 }
 
 // mark is the index the next report will have.

@@ -28,7 +28,8 @@ func TestUndriven(t *testing.T) {
 		{"nothing drives: the person types in the page prompt", typesInPage},
 		{"nothing drives: the person cancels in the page prompt", cancelsInPage},
 		{"prompt native: pinentry at once, never the page", nativeByPolicy},
-		{"the browser becomes drivable while the page prompt is open", becomesDrivable},
+		{"the browser becomes drivable while the page prompt is open: the fill fails (clean room)", becomesDrivable},
+		{"the browser becomes drivable while the page prompt is open, driven in-page: pinentry asks", becomesDrivableInPage},
 		{"nobody answers: no_response, then no second prompt", nobodyAnswers},
 	})
 }
@@ -40,6 +41,8 @@ func TestUndriven(t *testing.T) {
 // act and detach between any two of fillgate's looks at the browser, so
 // while it is enabled the person answers in the native dialog from the
 // start: the attacker finds no prompt page to read, type into or click.
+// Under the person's default (driven = "clean-room"), the login then
+// happens in fillgate's clean room, and the browser gets the session.
 func TestDrivingExtension(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	r := newRig(t, ctx, true)
