@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,17 +84,20 @@ func (c *chromiumTab) armed(t testing.TB, r *fgrun.Run) {
 	}
 }
 
-// TestChromiumPasskeys: in Chromium, the person adds a passkey for the
-// agents and the agent signs in with it under approval each, lease and
-// none (passkeys), discoverably, with user verification required, on a
-// page that calls get() twice and while a frame of another origin calls
-// get(); the site verifies every assertion and its count. A call in a
-// tab nobody armed goes to the browser's own authenticator, which still
-// answers, as it does for an armed call whose allowCredentials lacks the
-// agents' passkey; an rpId the page may not claim is not answered. The
-// private key is nowhere but in its keyring item. Last, an assertion
-// fillgate signs over the page's real origin is refused by the site
-// when that origin is not one it takes.
+// TestChromiumPasskeys: in Chromium, which the test drives over CDP, the
+// agents' passkey is refused under the person's default (driven =
+// "clean-room"); with driven = "in-page" for the site, the person adds a
+// passkey for the agents and the agent signs in with it, approved in the
+// native dialog each time, whatever the approval mode (passkeys),
+// discoverably, with user verification required, on a page that calls
+// get() twice and while a frame of another origin calls get(); the site
+// verifies every assertion and its count. A call in a tab nobody armed
+// goes to the browser's own authenticator, which still answers, as it
+// does for an armed call whose allowCredentials lacks the agents'
+// passkey; an rpId the page may not claim is not answered. The private
+// key is nowhere but in its keyring item. Last, an assertion fillgate
+// signs over the page's real origin is refused by the site when that
+// origin is not one it takes.
 func TestChromiumPasskeys(t *testing.T) {
 	s := start(t)
 	ours := passkeys(t, s)
@@ -117,7 +119,9 @@ func TestChromiumPasskeys(t *testing.T) {
 	})
 	t.Run("an rpId the page may not claim", func(t *testing.T) {
 		count := s.site.SignCount(ours)
+		s.policy("each")
 		r := s.signIn(t)
+		s.approve(t, r)
 		s.armed(t, r)
 		_, _ = chromedp.Run(ct.cdp, chromedp.Evaluate[bool](`navigator.credentials.get({ publicKey: { challenge: new Uint8Array(32), rpId: "example.com" } })
 			.then(() => { document.getElementById("status").textContent = "answered"; }, (e) => { document.getElementById("status").textContent = "error: " + e.name; }), true`))
@@ -143,9 +147,9 @@ func TestChromiumPasskeys(t *testing.T) {
 		if got := s.click("add"); got != "passkey added" {
 			t.Fatalf("the browser's own create for bob: the page says %q", got)
 		}
-		s.policy("none")
+		s.policy("each")
 		count := s.site.SignCount(ours)
-		r, got := s.press(t, false)
+		r, got := s.press(t, true)
 		if got != "welcome bob" {
 			t.Fatalf("bob's sign-in: the page says %q", got)
 		}
@@ -172,9 +176,12 @@ func TestChromiumPasskeys(t *testing.T) {
 		if code != 0 || !strings.Contains(string(out), "removed the agents' passkey for "+s.svc+" as ada") || !strings.Contains(string(out), "the site still lists") {
 			t.Fatalf("fillgate forget printed %s (exit %d)", out, code)
 		}
-		s.policy("lease") // the lease granted above signs nothing once the passkey is gone
+		s.policy("each") // no passkey is kept: nothing to ask about
 		r := s.signIn(t)
 		s.result(t, r, fill.StatusFailed, "no passkey of the agents' is kept for "+s.svc)
+		if s.person.Visible(s.ctx, "^[Pp]inentry") {
+			t.Error("a native dialog is open for a passkey that is gone")
+		}
 	})
 
 	t.Run("an origin the site does not take", func(t *testing.T) { wrongOrigin(t, s, mirror) })
@@ -191,7 +198,7 @@ func wrongOrigin(t *testing.T, s *set, mirror string) {
 		t.Fatal(err)
 	}
 	svc := serviceOf(t, mirror)
-	s.policyText(fmt.Sprintf("rate_limit = \"1000/1m\"\nno_response_cooldown = \"0s\"\n\n[service.%q]\napproval = \"none\"\n", svc))
+	s.policyFor(svc, "each")
 	s.tab.open(mirror)
 	s.setUser("cy")
 	add := s.run(t, "passkey", "add", "--service", svc, "--account", "cy", "--json")
@@ -214,6 +221,7 @@ func wrongOrigin(t *testing.T, s *set, mirror string) {
 	}
 	rejected := len(s.site.Rejections())
 	r := s.run(t, "fill", "--service", svc, "--field", "passkey", "--json")
+	s.approve(t, r)
 	s.armed(t, r)
 	if got := s.click("signin"); !strings.HasPrefix(got, "error: ") || !strings.Contains(got, "origin") {
 		t.Fatalf("sign-in on the mirror: the page says %q; want the site's refusal of the origin", got)

@@ -23,15 +23,19 @@ import (
 )
 
 // firefoxTab is the site's tab in Firefox ESR, over WebDriver BiDi, and
-// the extension's popup page in another tab, from which the test sees
-// the background script's replies to the host.
+// a page of the extension in another tab (popup.html), from which the
+// test sees the background script's replies to the host. Opened in a
+// tab, popup.html is not the toolbar popup: the background script
+// answers its messages nothing (it shows "Open fillgate from its toolbar
+// button"), but as a page of the extension it reaches the background
+// page, which is all the test uses it for.
 type firefoxTab struct {
-	t     testing.TB
-	ctx   context.Context
-	ff    *browser.Firefox
-	id    string // the site's tab
-	popup string // the popup page's tab
-	arms  int    // the arms armed seen so far
+	t       testing.TB
+	ctx     context.Context
+	ff      *browser.Firefox
+	id      string // the site's tab
+	extPage string // the tab of the extension's page
+	arms    int    // the arms armed seen so far
 }
 
 // startFirefox starts Firefox ESR with the host manifest `fillgate
@@ -60,18 +64,18 @@ func startFirefox(t testing.TB) *set {
 		t.Fatalf("no host with the extension connected: %v; last status %+v", err, hs)
 	}
 	f := &firefoxTab{t: t, ctx: s.ctx, ff: ff}
-	f.popup = f.newTab("moz-extension://" + uuid + "/popup.html")
+	f.extPage = f.newTab("moz-extension://" + uuid + "/popup.html")
 	// Every reply of the background script goes through its post(); the
-	// popup page (of the same extension) wraps it to count the host's
-	// passkey_arm answered "armed", and hands each message on untouched.
-	if got := f.evalIn(f.popup, `(async () => {
+	// extension's page wraps it to count the host's passkey_arm answered
+	// "armed", and hands each message on untouched.
+	if got := f.evalIn(f.extPage, `(async () => {
 		const bg = await browser.runtime.getBackgroundPage();
 		const post = bg.post;
 		window.arms = 0;
 		bg.post = function (m) { if (m?.type === "armed") window.arms++; return post.apply(this, arguments); };
 		return "wrapped";
 	})()`); got != "wrapped" {
-		t.Fatalf("the popup page could not watch the background script: %q", got)
+		t.Fatalf("the extension's page could not watch the background script: %q", got)
 	}
 	f.id = f.newTab(s.site.URL)
 	if err := ff.Call(s.ctx, "browsingContext.activate", map[string]any{"context": f.id}, nil); err != nil {
@@ -144,7 +148,7 @@ func (f *firefoxTab) armed(t testing.TB, r *fgrun.Run) {
 	ctx, cancel := r.Awaiting(f.ctx, 30*time.Second)
 	defer cancel()
 	if err := poll.Until(ctx, 20*time.Millisecond, func() (bool, error) {
-		n, err := strconv.Atoi(f.evalIn(f.popup, `window.arms`))
+		n, err := strconv.Atoi(f.evalIn(f.extPage, `window.arms`))
 		if n > f.arms {
 			f.arms = n
 			return true, err
@@ -155,15 +159,18 @@ func (f *firefoxTab) armed(t testing.TB, r *fgrun.Run) {
 	}
 }
 
-// TestFirefoxPasskeys: in Firefox ESR, with the host Firefox starts from
-// the manifest `fillgate install --browser firefox` wrote and the
-// extension it unpacked: the person adds a passkey for the agents and the
-// agent signs in with it under approval each, lease and none,
-// discoverably, with user verification required, on a page that calls
-// get() twice and while a frame of another origin calls get(); the site
-// verifies every assertion and its count. A call whose allowCredentials
-// lacks the agents' passkey is left to Firefox's own WebAuthn. The
-// private key is nowhere but in its keyring item.
+// TestFirefoxPasskeys: in Firefox ESR, which the test drives over
+// WebDriver BiDi, with the host Firefox starts from the manifest
+// `fillgate install --browser firefox` wrote and the extension it
+// unpacked: the agents' passkey is refused under the person's default
+// (driven = "clean-room"); with driven = "in-page" for the site, the
+// person adds a passkey for the agents and the agent signs in with it,
+// approved in the native dialog each time, whatever the approval mode
+// (passkeys), discoverably, with user verification required, on a page
+// that calls get() twice and while a frame of another origin calls
+// get(); the site verifies every assertion and its count. A call whose
+// allowCredentials lacks the agents' passkey is left to Firefox's own
+// WebAuthn. The private key is nowhere but in its keyring item.
 func TestFirefoxPasskeys(t *testing.T) {
 	s := startFirefox(t)
 	ours := passkeys(t, s)
@@ -178,8 +185,9 @@ func TestFirefoxPasskeys(t *testing.T) {
 	t.Run("allowCredentials without the agents' passkey", func(t *testing.T) {
 		// Firefox holds no passkey of the person's here: the page's call
 		// names one that only a security key could hold.
-		s.policy("none")
+		s.policy("each")
 		r := s.signIn(t)
+		s.approve(t, r)
 		s.armed(t, r)
 		s.tab.eval(`(() => {
 			window.giveUp = new AbortController();

@@ -20,7 +20,6 @@ import (
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/keychain"
-	"github.com/fillgate/fillgate/internal/passkeycall"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
@@ -52,14 +51,19 @@ type set struct {
 	env    []string
 	person *desktop.Person
 	site   *rp.Server
+	origin string // the site's origin in the tab: site.URL, unless served another way
 	svc    string // the site's service: localhost:PORT
+	// driven is the site's driven setting in the policy: "" leaves the
+	// person's default (clean-room), "in-page" lets fillgate use the
+	// agents' passkey in a browser a program drives, approved each time.
+	driven string
 	tab    tab
 	runs   []*fgrun.Run
 }
 
 // newSet starts all but the browser: the person's display with the
 // native dialog, the Secret Service, the relying party and a policy of
-// approval each for it.
+// approval each for it, with the default driven setting (clean-room).
 func newSet(t testing.TB, prefix string) *set {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
@@ -69,7 +73,7 @@ func newSet(t testing.TB, prefix string) *set {
 	s := &set{t: t, ctx: ctx, root: root, person: display.Person(t)}
 	s.env = append(append(root.Env, display.Env()...), "DBUS_SESSION_BUS_ADDRESS="+os.Getenv("DBUS_SESSION_BUS_ADDRESS"))
 	s.site = rp.Start(t, rp.Options{})
-	s.svc = serviceOf(t, s.site.URL)
+	s.origin, s.svc = s.site.URL, serviceOf(t, s.site.URL)
 	s.policy("each")
 	return s
 }
@@ -83,10 +87,23 @@ func serviceOf(t testing.TB, origin string) string {
 	return "localhost:" + u.Port()
 }
 
-// policy writes the policy: the site's approval mode.
-func (s *set) policy(approval string) {
-	s.policyText(fmt.Sprintf("rate_limit = \"1000/1m\"\nno_response_cooldown = \"0s\"\n\n[service.%q]\napproval = %q\n", s.svc, approval))
+// policy writes the policy: the site's approval mode, and its driven
+// setting when s.driven names one.
+func (s *set) policy(approval string) { s.policyFor(s.svc, approval) }
+
+// policyFor writes the policy: service's approval mode, and its driven
+// setting when s.driven names one.
+func (s *set) policyFor(service, approval string) {
+	driven := ""
+	if s.driven != "" {
+		driven = fmt.Sprintf("driven = %q\n", s.driven)
+	}
+	s.policyText(fmt.Sprintf("rate_limit = \"1000/1m\"\nno_response_cooldown = \"0s\"\n\n[service.%q]\napproval = %q\n%s", service, approval, driven))
 }
+
+// inPage is the driven setting that lets fillgate use the agents'
+// passkey in a browser a program drives.
+const inPage = "in-page"
 
 // policyText writes the policy file.
 func (s *set) policyText(text string) { fgenv.WritePolicy(s.t, s.env, text) }
@@ -218,8 +235,8 @@ func (s *set) result(t testing.TB, r *fgrun.Run, want fill.Status, detail string
 	if res.Status != want || code != want.ExitCode() || !strings.Contains(res.Detail, detail) || res.Field != fill.FieldPasskey {
 		t.Fatalf("result %+v (exit %d); want %s with %q", res, code, want, detail)
 	}
-	if res.Status == fill.StatusOK && (res.Origin != s.site.URL || res.Via != fill.ViaExtension) {
-		t.Fatalf("result %+v; want origin %s via the extension", res, s.site.URL)
+	if res.Status == fill.StatusOK && (res.Origin != s.origin || res.Via != fill.ViaExtension) {
+		t.Fatalf("result %+v; want origin %s via the extension", res, s.origin)
 	}
 	return res
 }
@@ -248,13 +265,48 @@ func byFillgate(outcome string, ours []byte) bool {
 	return strings.Contains(outcome, base64.RawURLEncoding.EncodeToString(ours)) || outcome == "NotAllowedError: "+doorRefusal
 }
 
-// passkeys runs what every browser must do: the person adds a passkey
-// for the agents (`fillgate passkey add`, approved in the native dialog),
-// and the agent signs in with it under approval each (the dialog), lease
-// (the dialog once, then a notice) and none (a notice); the site
+// refusedWhileDriven is the detail's end of a passkey request refused
+// because a program drives the browser: the fix, and its limits.
+func refusedWhileDriven(svc string) string {
+	return `set driven = "in-page" for ` + svc + ` in your policy, and approve each use in the dialog (never under a lease or approval = "none")`
+}
+
+// refused checks that r was refused because a program drives the browser
+// and the policy leaves the site at the default (clean-room): at once,
+// naming the fix, with no native dialog shown.
+func (s *set) refused(t testing.TB, r *fgrun.Run) {
+	t.Helper()
+	s.result(t, r, fill.StatusRefused, refusedWhileDriven(s.svc))
+	if s.person.Visible(s.ctx, "^[Pp]inentry") {
+		t.Error("a native dialog is open after the refusal")
+	}
+}
+
+// passkeys runs what every browser the test drives must do (Chromium
+// over the test's own CDP session, Firefox ESR over WebDriver BiDi:
+// fillgate finds both drivable, and a program driving the browser could
+// make an armed tab's call itself). Under the person's default (driven =
+// "clean-room"), adding a passkey for the agents is refused before
+// anything is asked, and the refusal names the fix. With driven =
+// "in-page" for the site, the person adds one (`fillgate passkey add`,
+// approved in the native dialog) and the agent signs in with it,
+// approved in the dialog each time: under approval each, and under lease
+// and none too, which never spare the person the dialog in a driven
+// browser. Back under the default, a sign-in with the kept passkey is
+// refused under each, lease and none alike, before any dialog. The site
 // verifies every assertion and its count. It returns the passkey's
-// credential id.
+// credential id, the policy left at driven = "in-page", approval each.
+// (Lease and none, where nothing drives the browser:
+// TestUndrivenPasskeys.)
 func passkeys(t *testing.T, s *set) []byte {
+	t.Run("refused by default", func(t *testing.T) {
+		s.refused(t, s.run(t, "passkey", "add", "--service", s.svc, "--account", "ada", "--json"))
+		if regs := s.site.Registrations(); len(regs) != 0 {
+			t.Fatalf("the site registered %+v", regs)
+		}
+	})
+	s.driven = inPage
+	s.policy("each")
 	s.enrol()
 	regs := s.site.Registrations()
 	if len(regs) != 1 || regs[0].AttestationFormat != "none" || !regs[0].UserVerified || regs[0].User != "ada" {
@@ -262,45 +314,59 @@ func passkeys(t *testing.T, s *set) []byte {
 	}
 	ours := regs[0].CredentialID
 
-	signIn := func(t *testing.T, prompt bool, uv bool) {
+	// Every sign-in is approved in the dialog, so each is user-verified.
+	signIn := func(t *testing.T) {
 		t.Helper()
 		count := s.site.SignCount(ours) + 1
-		r, got := s.press(t, prompt)
+		r, got := s.press(t, true)
 		if got != "welcome ada" {
 			t.Fatalf("sign-in: the page says %q", got)
 		}
-		s.result(t, r, fill.StatusOK, "answered the page's passkey sign-in")
+		s.result(t, r, fill.StatusOK, "answered the page's passkey sign-in on "+s.origin+" with the agents' passkey, approved in the prompt")
 		last, n := s.lastLogin(t, ours)
-		if !bytes.Equal(last.CredentialID, ours) || n != count || last.UserVerified != uv || last.Discoverable {
-			t.Fatalf("the site's last login %+v, count %d; want ours named in allowCredentials with count %d, UV %v", last, n, count, uv)
+		if !bytes.Equal(last.CredentialID, ours) || n != count || !last.UserVerified || last.Discoverable {
+			t.Fatalf("the site's last login %+v, count %d; want ours named in allowCredentials with count %d, UV", last, n, count)
 		}
 	}
-	t.Run("each", func(t *testing.T) { signIn(t, true, true) })
-	t.Run("lease", func(t *testing.T) {
+	t.Run("each", func(t *testing.T) { signIn(t) })
+	t.Run("lease: the dialog each time", func(t *testing.T) {
 		s.policy("lease")
-		signIn(t, true, true)
-		signIn(t, false, false) // the lease: a notice, no dialog, no UV
+		signIn(t)
+		signIn(t) // no lease in a driven browser: the dialog again
 	})
-	t.Run("none", func(t *testing.T) {
+	t.Run("none: the dialog each time", func(t *testing.T) {
 		s.policy("none")
-		signIn(t, false, false)
+		signIn(t)
 	})
 	if n := s.site.SignCount(ours); n != 4 {
 		t.Errorf("the site counts %d for the agents' passkey after four sign-ins", n)
 	}
+	t.Run("refused by default, whatever the approval", func(t *testing.T) {
+		s.driven = ""
+		defer func() { s.driven = inPage; s.policy("each") }()
+		count := s.site.SignCount(ours)
+		for _, approval := range []string{"each", "lease", "none"} {
+			s.policy(approval)
+			s.refused(t, s.signIn(t))
+		}
+		if n := s.site.SignCount(ours); n != count {
+			t.Fatalf("the site counts %d for the agents' passkey after the refusals; want %d", n, count)
+		}
+	})
+	s.policy("each")
 	return ours
 }
 
 // discoverable: a sign-in that names no account (get() with an empty
 // allowCredentials, the site's discoverable login) is answered with the
-// agents' passkey, and the site finds ada by its user handle. Approval
-// none.
+// agents' passkey, approved in the dialog, and the site finds ada by its
+// user handle.
 func discoverable(t *testing.T, s *set, ours []byte) {
 	count := s.site.SignCount(ours)
-	s.policy("none")
+	s.policy("each")
 	s.setUser("")
 	defer s.setUser("ada")
-	r, got := s.press(t, false)
+	r, got := s.press(t, true)
 	if got != "welcome ada" {
 		t.Fatalf("discoverable sign-in: the page says %q", got)
 	}
@@ -312,26 +378,14 @@ func discoverable(t *testing.T, s *set, ours []byte) {
 }
 
 // uvRequired: with userVerification "required" (the site's ?uv=), the
-// agents' passkey answers only after the person approved this very use
-// in the native dialog (the UV flag set, which the site then requires);
-// under a lease or approval none, fillgate refuses the call and says why,
-// and the site signs nobody in.
+// agents' passkey answers after the person approved this very use in the
+// native dialog (the UV flag set, which the site then requires), as
+// every use in a browser a program drives is. (Under a lease or approval
+// none, where fillgate refuses such a call: TestUndrivenPasskeys.)
 func uvRequired(t *testing.T, s *set, ours []byte) {
 	count := s.site.SignCount(ours)
 	s.tab.open(s.site.URL + "/?uv=required")
 	defer s.tab.open(s.site.URL)
-	for _, approval := range []string{"lease", "none"} {
-		s.policy(approval)
-		logins := len(s.site.Logins())
-		r, got := s.press(t, false)
-		if got != refusedByFillgate {
-			t.Fatalf("UV required under %s: the page says %q", approval, got)
-		}
-		s.result(t, r, fill.StatusRefused, passkeycall.ErrUVRequired.Error())
-		if len(s.site.Logins()) != logins || s.site.SignCount(ours) != count {
-			t.Fatalf("UV required under %s: the site let someone in, or the count moved", approval)
-		}
-	}
 	s.policy("each")
 	r, got := s.press(t, true)
 	if got != "welcome ada" {
@@ -346,13 +400,14 @@ func uvRequired(t *testing.T, s *set, ours []byte) {
 
 // twice: a page that calls get() twice at once under one arm gets
 // fillgate's answer for the first call only; the second is the
-// browser's own (wantSecond says what that gave). Approval none.
+// browser's own (wantSecond says what that gave). Approved in the
+// dialog.
 func twice(t *testing.T, s *set, ours []byte, wantSecond func(string) bool) {
 	count := s.site.SignCount(ours)
-	s.policy("none")
+	s.policy("each")
 	s.tab.open(s.site.URL + "/?calls=2")
 	defer s.tab.open(s.site.URL)
-	r, got := s.press(t, false)
+	r, got := s.press(t, true)
 	if got != "welcome ada" {
 		t.Fatalf("two calls: the page says %q after the first", got)
 	}
@@ -371,12 +426,13 @@ func twice(t *testing.T, s *set, ours []byte, wantSecond func(string) bool) {
 // fillgate does not answer it (the door runs in the top frame only), the
 // browser's own WebAuthn does (wantFramed says what it gave), and the
 // arm is still there for the top page's own call, which fillgate
-// answers. Approval none.
+// answers. Approved in the dialog.
 func crossOriginFrame(t *testing.T, s *set, mirror string, ours []byte, wantFramed func(string) bool) {
 	count := s.site.SignCount(ours)
-	s.policy("none")
+	s.policy("each")
 	s.tab.open(s.site.URL)
 	r := s.signIn(t)
+	s.approve(t, r)
 	s.armed(t, r)
 	s.tab.eval(`(() => { const f = document.createElement("iframe"); f.allow = "publickey-credentials-get *"; f.src = ` +
 		strconv.Quote(mirror+"/frame") + `; f.onload = () => f.contentWindow.postMessage("get", "*"); document.body.append(f); return true; })()`)
