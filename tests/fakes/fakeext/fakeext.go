@@ -91,7 +91,12 @@ type Options struct {
 	UserAgent string // sent in hello; default "fakeext"
 	Paused    bool   // the popup's pause switch at start
 	NoHello   bool   // do not say hello on start
-	Page      Page   // the initial page
+	// Instance is sent in hello: the extension's random per-profile id,
+	// which the host compares to refuse a second connection from the
+	// same browser and profile. "" sends none, as an extension from
+	// before it did (the host then cannot tell a second connection).
+	Instance string
+	Page     Page // the initial page
 	// OnOpenPrompt, if set, is called on a goroutine of its own after the
 	// fake has answered open_prompt, e.g. to let a fake human answer the
 	// prompt at url.
@@ -206,7 +211,11 @@ func (e *Ext) Run(ctx context.Context) error {
 		}
 	}()
 	if !e.opt.NoHello {
-		e.send(map[string]any{"type": "hello", "version": e.opt.Version, "user_agent": e.opt.UserAgent, "paused": e.opt.Paused})
+		hello := map[string]any{"type": "hello", "version": e.opt.Version, "user_agent": e.opt.UserAgent, "paused": e.opt.Paused}
+		if e.opt.Instance != "" {
+			hello["instance"] = e.opt.Instance
+		}
+		e.send(hello)
 	}
 	for {
 		body, err := nativemsg.ReadFrame(e.r)

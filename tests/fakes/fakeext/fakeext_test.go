@@ -76,6 +76,22 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
+// TestHelloInstance: hello carries the extension's instance id when one
+// is set, and no instance member otherwise.
+func TestHelloInstance(t *testing.T) {
+	for _, id := range []string{"6f0c1d", ""} {
+		_, _, notices := start(t, Options{Instance: id})
+		var hello map[string]any
+		if err := json.Unmarshal(<-notices, &hello); err != nil || hello["type"] != "hello" {
+			t.Fatal("first message is not hello")
+		}
+		got, has := hello["instance"]
+		if (id == "") == has || (has && got != id) {
+			t.Errorf("Instance %q: hello says instance %v (present %v)", id, got, has)
+		}
+	}
+}
+
 func TestHelloAndRequests(t *testing.T) {
 	ext, port, notices := start(t, Options{UserAgent: "UA", Page: Page{Tab: 1, Origins: []string{"https://a.test"}, Field: fill.FieldInfo{Kind: fill.FieldPassword}}})
 	var hello struct {

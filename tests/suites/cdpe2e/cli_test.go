@@ -106,13 +106,22 @@ func runWithBinary(m *testing.M) int {
 // must still be open on the page it was opened on, no tab fillgate opened
 // may be left, and no file under its dir may hold one of its secrets; then
 // it closes its tabs for the next scenario.
+//
+// A browser reached over CDP is one a program drives, so by default
+// fillgate logs in for it in a clean room and navigates the tab to where
+// the login ended. The scenarios test fillgate typing into the driven
+// page itself, which the person allows with driven = "in-page" (their
+// consent that the program can read what they type): that is the
+// policy's default here, unless the scenario asks for the clean room
+// (cleanRoom).
 type scene struct {
-	*env          // the shared browser, with the scenario's t and tabs; up scans the profile at the end
-	dir    string // fillgate's HOME and XDG dirs
-	vars   map[string]string
-	opened string   // the file the fake opener appends each page path to
-	decoy  string   // the file the opener in the agent's PATH would write
-	output [][]byte // everything fillgate printed, for the final scan
+	*env             // the shared browser, with the scenario's t and tabs; up scans the profile at the end
+	dir       string // fillgate's HOME and XDG dirs
+	vars      map[string]string
+	opened    string   // the file the fake opener appends each page path to
+	decoy     string   // the file the opener in the agent's PATH would write
+	output    [][]byte // everything fillgate printed, for the final scan
+	cleanRoom bool     // the policy keeps the product's default, driven = "clean-room"
 }
 
 // scene starts a scenario in subtest t.
@@ -211,11 +220,16 @@ func (sc *scene) passwordTab() *tab {
 // policy writes fillgate's policy file. Unless text names where the
 // person answers, the prompt is the loopback page (prompt = "browser"),
 // which these scenarios answer: the CDP path would otherwise always ask in
-// the native dialog, which has scenarios of its own.
+// the native dialog, which has scenarios of its own. Unless the scene is
+// a clean-room one, the person lets fillgate type into the driven page
+// (driven = "in-page", a top-level key, so it goes first).
 func (sc *scene) policy(text string) {
 	sc.t.Helper()
 	if !strings.Contains(text, "prompt =") {
 		text = "prompt = \"browser\"\n" + text
+	}
+	if !sc.cleanRoom {
+		text = "driven = \"in-page\"\n" + text
 	}
 	dir := filepath.Join(sc.vars["XDG_CONFIG_HOME"], "fillgate")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -380,10 +394,16 @@ func (sc *scene) target(page string) string {
 }
 
 // promptPage waits until the fake opener got its n-th page (1-based) and
-// returns its path.
+// returns its path. A clean-room fill opens the page in a browser of its
+// own before it asks (within fillgate's 45 s for that): it is given
+// longer.
 func (sc *scene) promptPage(r *fillRun, n int) string {
 	sc.t.Helper()
-	ctx, cancel := context.WithTimeout(sc.ctx, 30*time.Second)
+	wait := 30 * time.Second
+	if sc.cleanRoom {
+		wait = 90 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(sc.ctx, wait)
 	defer cancel()
 	var pages []string
 	if poll.Until(ctx, 25*time.Millisecond, func() (bool, error) {
@@ -429,7 +449,7 @@ func (sc *scene) answer(page, origin string, secret []byte) {
 
 // openPrompt opens the system opener's page as the human's browser
 // would, follows it to the prompt, and checks the prompt names the exact
-// origin the value is for.
+// origin the value is for and says where the value goes (sc.checkNote).
 func (sc *scene) openPrompt(page, origin string) *fakehuman.Page {
 	sc.t.Helper()
 	p, err := fakehuman.OpenFile(sc.ctx, page)
@@ -439,7 +459,24 @@ func (sc *scene) openPrompt(page, origin string) *fakehuman.Page {
 	if !strings.Contains(p.HTML(), origin) {
 		sc.t.Errorf("the prompt does not name the origin %s", origin)
 	}
+	sc.checkNote(func(id string) bool { return strings.Contains(p.HTML(), `id="`+id+`"`) })
 	return p
+}
+
+// checkNote checks, with has (whether the prompt has an element of that
+// id), that the prompt tells the person where the value goes in this
+// driven browser: into its page, which the program driving it can read
+// (the note inpage), or into fillgate's clean room (cleanroom), never
+// both.
+func (sc *scene) checkNote(has func(id string) bool) {
+	sc.t.Helper()
+	inPage, cleanRoom := has("inpage"), has("cleanroom")
+	switch {
+	case sc.cleanRoom && (!cleanRoom || inPage):
+		sc.t.Errorf("the prompt of a clean-room fill does not say the value goes into fillgate's clean room (cleanroom note %v, in-page note %v)", cleanRoom, inPage)
+	case !sc.cleanRoom && (!inPage || cleanRoom):
+		sc.t.Errorf("the prompt of an in-page fill in a driven browser does not warn that the program driving it can read the value (in-page note %v, cleanroom note %v)", inPage, cleanRoom)
+	}
 }
 
 // promptTab waits for the tab fillgate opened in the browser for the
@@ -500,6 +537,13 @@ func (sc *scene) answerInTab(id target.ID, promptURL string, secret []byte, ment
 			sc.t.Errorf("the prompt does not mention %q", m)
 		}
 	}
+	sc.checkNote(func(id string) bool {
+		there, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById(`+quote(id)+`) !== null`))
+		if err != nil {
+			sc.t.Fatalf("read the prompt: %v", err)
+		}
+		return there
+	})
 	focused, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.id`))
 	if err != nil || focused != "value" {
 		sc.t.Fatalf("the prompt's field does not have focus (%q, %v)", focused, err)
@@ -991,6 +1035,34 @@ func TestCLI(t *testing.T) {
 		o.want(sc, fill.StatusRefused, "is not a password field")
 		sc.wantOpened(0)
 		if !allEmpty(t, tb.ctx) {
+			t.Errorf("a refused request filled a field")
+		}
+	})
+
+	t.Run("clean room (the default): then none and a field in a frame are refused before anything is asked", func(t *testing.T) {
+		sc := e.scene(t)
+		sc.cleanRoom = true
+		// A frame's origin may be filled inside the page only when the
+		// policy names the page: here the frame is refused by the clean
+		// room, not by the policy.
+		sc.policy(fmt.Sprintf("[service.\"127.0.0.2\"]\nframe_ancestors = [%q]\n", sc.originA))
+		tb := sc.passwordTab()
+		o := sc.fill("--service", "127.0.0.1", "--json").wait() // --then none
+		o.want(sc, fill.StatusRefused, "fillgate logs in for it in a clean room", "(then none)", `set driven = "in-page" for 127.0.0.1`)
+		if o.Submitted != nil || o.HandedOver != nil {
+			t.Errorf("a refusal says submitted or handed over: %s", sc.safe(o.stdout))
+		}
+
+		framed := sc.userTab(sc.originA + "/frame?src=" + sc.originB + "/password")
+		fctx := sc.frameCtx(sc.originB + "/password") // an out-of-process frame, loaded
+		framed.click(100, 95)                         // its password field
+		o = sc.fill("--service", "127.0.0.2", "--then", "submit", "--json").wait()
+		o.want(sc, fill.StatusRefused, "the login field is in a frame ("+sc.originB+" inside "+sc.originA+")", `driven = "in-page" for 127.0.0.2`)
+		if o.HandedOver != nil {
+			t.Errorf("a refusal says handed over: %s", sc.safe(o.stdout))
+		}
+		sc.wantOpened(0)
+		if !allEmpty(t, tb.ctx) || !allEmpty(t, fctx) {
 			t.Errorf("a refused request filled a field")
 		}
 	})

@@ -86,14 +86,6 @@ func takeField(t testing.TB, ctx context.Context, id string, secret []byte) bool
 	return valueIs(t, ctx, `function(v){const f=document.getElementById(`+quote(id)+`);const ok=f.value===v;f.value="";return ok}`, secret)
 }
 
-// enteredIs reports whether the page's field held secret when Enter was
-// pressed in it last (the submit of a fill that then cleared it); only a
-// boolean leaves the page.
-func enteredIs(t testing.TB, ctx context.Context, secret []byte) bool {
-	t.Helper()
-	return valueIs(t, ctx, `function(v){return window.entered===v}`, secret)
-}
-
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // noFieldHolds reports whether no input of the page holds secret or any

@@ -18,9 +18,11 @@ const urlClean = `function (v) {
 
 // TestCLIFormMethod runs `fillgate fill --then submit` over the CDP
 // fallback (no extension, the prompt in the loopback page the fake system
-// opener gets) against forms that would put the value in their URL: a
-// method=get form and a formmethod=get submit button are refused before
-// anything is asked and the service receives nothing; a form that names
+// opener gets, fillgate typing into the driven page with the person's
+// consent: driven = "in-page", scene.policy) against forms that would put
+// the value in their URL: a method=get form and a formmethod=get submit
+// button are refused before anything is asked and the service receives
+// nothing; a form that names
 // no method, on a page whose script does not take its submit, is not
 // submitted with GET after the person answered, and its tab stays on its
 // page (scene.userTab checks that); a method=dialog submit is no submit;

@@ -472,10 +472,10 @@ Document.prototype.execCommand = function() { window.stolen.push('exec:' + Array
 // pageTemplate wraps a test page body. The page counts trusted input
 // events on every input so tests can assert the page saw a real edit, and
 // keeps what a field held when Enter was pressed in it (window.entered):
-// what a page with its own Enter handling would log in with, for the
-// fills that submit and clear. As such a page would, it shows that it
-// took the Enter (a change to the page): fillgate reports a submit that
-// only sent Enter as one only when the page reacted.
+// what a page with its own Enter handling would log in with. As such a
+// page would, it shows that it took the Enter (a change to the page):
+// fillgate reports a submit that only sent Enter as one only when the
+// page reacted.
 const pageTemplate = `<!doctype html><html><head><meta charset="utf-8"><title>fillgate test page</title>
 <style>body{margin:0}</style></head><body>%s
 <script>

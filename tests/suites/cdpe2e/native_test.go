@@ -16,7 +16,9 @@ import (
 // definition, so with the person's default (prompt = "auto") `fillgate
 // fill` asks in the native dialog on the desktop: no prompt tab in the
 // browser, no page through the system opener. The dialog dies with the
-// request, even when fillgate is killed.
+// request, even when fillgate is killed. The scenes let fillgate type into
+// the driven page (driven = "in-page", scene.policy), so what the person
+// types lands in the tab's field.
 func TestCLINativeDialog(t *testing.T) {
 	e := newEnvWithin(t, 4*time.Minute)
 	display := desktop.Start(t)

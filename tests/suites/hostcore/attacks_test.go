@@ -290,7 +290,12 @@ func TestReplayAfterAnswer(t *testing.T) {
 	}
 	// Once the request is over the prompt's server is gone: a replay now
 	// reaches nobody.
-	fm := <-forms
+	var fm form
+	select {
+	case fm = <-forms:
+	case <-r.ctx.Done():
+		t.Fatal("the human never had the prompt's form")
+	}
 	f := forged{name: "replay after the request", method: http.MethodPost}
 	if code, err := f.send(r.ctx, r, fm.action, fm.csrf, fm.cookies, attack); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		msg := fmt.Sprintf("status %d", code)

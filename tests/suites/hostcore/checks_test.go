@@ -221,3 +221,46 @@ func TestRefusedAtInsert(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanRoomRefusesBeforeAsking: in a browser a program drives, under
+// the person's default (driven = "clean-room"), fillgate logs in in a
+// clean room and never types into the page; what the clean room cannot do
+// is refused once the host knows the browser is driven, before anything
+// is asked or inserted, with the way to allow it: a value left in the
+// field (then none), and a field in a frame (the room logs in only in a
+// page's top frame). The host may start its clean room's browser (a
+// headless Chromium, where one is installed) while the page is inspected;
+// the refusal must still reach the agent at once, and the room's browser
+// end with the request.
+func TestCleanRoomRefusesBeforeAsking(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		page   fakeext.Page
+		args   []string
+		detail string
+	}{
+		{"then none", loginPage("https://github.com"), []string{"--then", "none"},
+			"nothing stays in the agent's page there, so the value cannot be left in the field (then none)"},
+		{"field in a frame", inFrames("https://github.com", "https://github.com"), nil,
+			"the login field is in a frame (https://github.com inside https://github.com), and the clean room logs in only in a page's top frame"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, setup{browser: drivenCleanRoom, page: c.page})
+			r.behave(answers(r.secret)) // were a prompt opened, this would fill it
+			got := r.fill("github.com", c.args...)
+			r.expect(got, fill.StatusRefused, c.detail)
+			if !strings.Contains(got.res.Detail, `driven = "in-page" for github.com`) {
+				t.Errorf("the refusal does not say how to allow it: %s", got.res.Detail)
+			}
+			if got.res.HandedOver != nil || got.res.Submitted != nil {
+				t.Errorf("a refusal says handed over or submitted: %s", r.safe(string(got.stdout)))
+			}
+			r.expectExtSaw(1, "inspect", "outcome")
+			if n := r.promptCount(); n != 0 {
+				t.Errorf("%d prompts opened for a refused request", n)
+			}
+			r.expectNothingInserted()
+			r.expectAudit(got)
+		})
+	}
+}

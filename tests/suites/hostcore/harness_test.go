@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
@@ -125,8 +126,35 @@ func shortTempDir(t testing.TB) string {
 	return dir
 }
 
+// browserKind is what drives the fake extension's browser, and what the
+// person's policy says about it.
+type browserKind int
+
+const (
+	// drivenInPage: a browser a program could drive, as the host sees
+	// it (its parent is this test, not a browser, so its probe cannot
+	// rule out remote debugging), where the person lets fillgate type
+	// into the page (driven = "in-page"): the person types every value,
+	// and the prompt says the program can read it. The suites' default:
+	// they test the host's prompt and insert, which this is.
+	drivenInPage browserKind = iota
+	// drivenCleanRoom: the same browser under the product's default
+	// (no driven key: "clean-room"), where fillgate never types into the
+	// page. The fake extension knows no clean room (tab_info, cookies,
+	// handover), so only what is refused before one opens can be tested.
+	drivenCleanRoom
+	// undriven: the person's own browser, which nothing but the person
+	// drives: the host is started by a stand-in whose command line is a
+	// Chromium's with no debugging switch (browserStandIn), and the fake
+	// extension sees no debugger, automation or other extension. Saved
+	// values, leases and approval = "none" go into its page. Only the
+	// host binary can run so.
+	undriven
+)
+
 // setup describes a scenario.
 type setup struct {
+	browser   browserKind       // what drives the browser; drivenInPage by default
 	page      fakeext.Page      // what the fake extension shows
 	paused    bool              // the extension's pause switch at start
 	inProcess bool              // nmhost.Run in this process instead of the binary
@@ -135,6 +163,7 @@ type setup struct {
 	root      string            // the scenario's directory; "" means t.TempDir()
 	env       map[string]string // more variables for the host and the clients (a session bus)
 	budget    time.Duration     // bounds the whole scenario; 0 means scenarioBudget
+	instance  string            // the extension's instance id in its hello; "" for none
 }
 
 // loginPage is a login page on origin with its password field focused.
@@ -168,11 +197,13 @@ type output struct {
 // and the host it talks to, the `fillgate fill` runs, and the leak scan of
 // all of it when the scenario ends.
 type rig struct {
-	t      testing.TB
-	ctx    context.Context
-	dirs   tree
-	secret []byte // the value the human types
-	ext    *fakeext.Ext
+	t       testing.TB
+	ctx     context.Context
+	dirs    tree
+	browser browserKind
+	secret  []byte // the value the human types
+	ext     *fakeext.Ext
+	extFrom int // how many messages the fake extension got before the scenario began (the rig's own checks')
 
 	hostPID    int             // the host process (this one when in-process)
 	hostOut    *frameTap       // the host binary's stdout
@@ -209,8 +240,11 @@ func newRig(t testing.TB, s setup) *rig {
 		budget = scenarioBudget
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
-	r := &rig{t: t, ctx: ctx, dirs: newTree(t, root), clients: map[int]string{}}
+	r := &rig{t: t, ctx: ctx, dirs: newTree(t, root), browser: s.browser, clients: map[int]string{}}
 	r.dirs.extra = s.env
+	if s.browser == undriven && s.inProcess {
+		t.Fatal("an in-process host's parent is not a browser: only the host binary runs in an undriven browser")
+	}
 	r.secret = r.newSecret()
 	r.writePolicy(s.policy)
 	t.Cleanup(func() {
@@ -220,7 +254,7 @@ func newRig(t testing.TB, s setup) *rig {
 	if s.noHost {
 		return r
 	}
-	opts := fakeext.Options{Page: s.page, Paused: s.paused, OnOpenPrompt: r.onOpenPrompt}
+	opts := fakeext.Options{Page: s.page, Paused: s.paused, Instance: s.instance, OnOpenPrompt: r.onOpenPrompt}
 	if s.inProcess {
 		r.startInProcess(opts)
 	} else {
@@ -244,8 +278,33 @@ func newRig(t testing.TB, s setup) *rig {
 		}
 		t.Fatalf("the %s host ended before it answered the extension's hello: %v %s", r.hostKind, err, msg)
 	}
+	if s.browser == undriven {
+		r.expectUndriven()
+	}
+	r.extFrom = len(r.ext.Received())
 	r.scanProcs()
 	return r
+}
+
+// expectUndriven checks the premise of an undriven scenario: the host,
+// asked for its status, says nothing but the person drives the browser.
+// A status gives the extension a second to answer, and counts it as
+// driven when it does not (a loaded machine): it is asked up to three
+// times; a browser a program drives is driven every time.
+func (r *rig) expectUndriven() {
+	r.t.Helper()
+	var reasons []string
+	for range 3 {
+		hs, err := agentsock.Status(r.ctx, r.dirs.socketDir(r.t))
+		if err != nil || len(hs) != 1 || hs[0].Drive == nil {
+			r.t.Fatalf("the host's status: %+v, %v", hs, err)
+		}
+		if !hs[0].Drive.Driven {
+			return
+		}
+		reasons = hs[0].Drive.Reasons
+	}
+	r.t.Fatalf("the host takes the stand-in browser for one a program drives: %s", strings.Join(reasons, "; "))
 }
 
 // startInProcess runs nmhost.Run in this process on in-memory pipes.
@@ -263,11 +322,17 @@ func (r *rig) startInProcess(opts fakeext.Options) {
 }
 
 // startBinary starts the fillgate binary as Chromium starts a native
-// host, with the fake extension on its stdin and stdout.
+// host, with the fake extension on its stdin and stdout. In an undriven
+// scenario a browser stand-in starts it (browserStandIn), and hostPID is
+// the host's, not the stand-in's.
 func (r *rig) startBinary(opts fakeext.Options) {
 	cmd := exec.Command(fillgateBin(), callerArg)
 	cmd.Env = r.dirs.environ()
 	cmd.Dir = r.dirs.home
+	var pids *os.File // the stand-in tells the host's pid on it
+	if r.browser == undriven {
+		pids = r.standIn(cmd)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		r.t.Fatal(err)
@@ -288,6 +353,9 @@ func (r *rig) startBinary(opts fakeext.Options) {
 		r.t.Fatalf("start the host: %v", err)
 	}
 	r.hostCmd, r.hostPID, r.hostKind = cmd, cmd.Process.Pid, "binary"
+	if pids != nil {
+		r.hostPID, r.hostKind = r.standInChild(pids), "binary (started by a browser stand-in)"
+	}
 	r.hostDone = make(chan error, 1)
 	go func() {
 		_, _ = io.Copy(r.hostOut, stdout) // until the host exits, or the test closes stdout
@@ -297,6 +365,45 @@ func (r *rig) startBinary(opts fakeext.Options) {
 	}()
 	r.ext = fakeext.New(pr, r.hostIn, opts)
 	go func() { _ = r.ext.Run(r.ctx) }()
+}
+
+// standIn makes cmd, the host as Chromium would start it, a browser
+// stand-in that starts it (browserStandIn): this test binary run as
+// "chromium --user-data-dir=<the scenario's profile>", so that the host's
+// look at its parent finds a browser no program drives. It returns the
+// pipe the stand-in tells the host's pid on.
+func (r *rig) standIn(cmd *exec.Cmd) *os.File {
+	r.t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	profile := filepath.Join(r.dirs.root, "profile")
+	if err := os.MkdirAll(profile, 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	cmd.Path, cmd.Args = self, []string{"chromium", "--user-data-dir=" + profile}
+	cmd.Env = append(cmd.Env, standInHostEnv+"="+fillgateBin(), standInCallerEnv+"="+callerArg)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cmd.ExtraFiles = []*os.File{pw}
+	r.t.Cleanup(func() { _ = pr.Close(); _ = pw.Close() })
+	return pr
+}
+
+// standInChild reads the host's pid from the stand-in's pipe pids. Its
+// write end in this process is closed first: the read ends if the
+// stand-in dies without telling.
+func (r *rig) standInChild(pids *os.File) int {
+	r.t.Helper()
+	_ = r.hostCmd.ExtraFiles[0].Close()
+	var pid int
+	if _, err := fmt.Fscan(pids, &pid); err != nil || pid <= 0 {
+		r.t.Fatalf("the browser stand-in did not tell the host's pid: %v", err)
+	}
+	return pid
 }
 
 // newSecret returns a fresh random value that the scenario's leak scan
@@ -328,11 +435,17 @@ func (r *rig) safe(s string) string {
 
 // writePolicy writes the policy file. Unless text names where the person
 // answers, the prompt is the loopback page (prompt = "browser"): the fake
-// extension's browser stands for one a program could drive, and these
-// suites answer the page; the native dialog has suites of its own.
+// extension's browser stands for one a program could drive (unless the
+// scenario's is undriven), and these suites answer the page; the native
+// dialog has suites of its own. In a drivenInPage scenario the person
+// lets fillgate type into that browser's page (driven = "in-page", a
+// top-level key, so it goes first).
 func (r *rig) writePolicy(text string) {
 	if !strings.Contains(text, "prompt =") {
 		text = "prompt = \"browser\"\n" + text
+	}
+	if r.browser == drivenInPage {
+		text = "driven = \"in-page\"\n" + text
 	}
 	p, err := dirs.PolicyFile(r.dirs.getenv)
 	if err != nil {
@@ -375,7 +488,8 @@ func (r *rig) onOpenPrompt(url string, window int64) {
 	}
 }
 
-// open loads the prompt page as the human's browser does.
+// open loads the prompt page as the human's browser does, and checks that
+// a page that asks says where the value goes (promptNote).
 func (r *rig) open(ctx context.Context, at prompted) (*fakehuman.Page, error) {
 	p, err := fakehuman.Open(ctx, at.url)
 	if err != nil {
@@ -385,7 +499,28 @@ func (r *rig) open(ctx context.Context, at prompted) (*fakehuman.Page, error) {
 	r.pages = append(r.pages, p)
 	r.outputs = append(r.outputs, output{fmt.Sprintf("prompt page %d as loaded", len(r.pages)), []byte(p.HTML())})
 	r.mu.Unlock()
+	if p.HasForm() {
+		if err := r.promptNote(p); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// promptNote checks the note of a prompt page against the scenario's
+// browser: where the program driving the browser can read what goes into
+// the page (drivenInPage), the prompt says so (the note inpage); in the
+// person's own browser it gives neither that warning nor the clean room's
+// note.
+func (r *rig) promptNote(p *fakehuman.Page) error {
+	has := func(id string) bool { return strings.Contains(p.HTML(), `id="`+id+`"`) }
+	switch {
+	case r.browser == drivenInPage && (!has("inpage") || has("cleanroom")):
+		return fmt.Errorf("the prompt of a fill into a driven browser's page does not warn that the program driving it can read the value (in-page note %v, clean-room note %v)", has("inpage"), has("cleanroom"))
+	case r.browser == undriven && (has("inpage") || has("cleanroom") || has("watched")):
+		return errors.New("the prompt in the person's own browser warns of a program driving it, or speaks of a clean room")
+	}
+	return nil
 }
 
 // lastPage is the prompt page the human opened last.
@@ -497,12 +632,16 @@ type run struct {
 	pid    int
 }
 
-// running is a `fillgate fill` (or another client) under way.
+// running is a `fillgate fill` (or another client) under way. It is
+// killed if it still runs when the scenario's budget ends (finish says
+// so), so that a request nothing answers fails its test instead of
+// hanging the package.
 type running struct {
 	r              *rig
 	name           string
 	cmd            *exec.Cmd
 	stdout, stderr syncbuf.Buffer
+	stop           func() bool // stops the kill at the budget's end
 }
 
 // startFill starts `fillgate fill --json --via extension --service
@@ -523,6 +662,7 @@ func (r *rig) start(name string, cmd *exec.Cmd, env []string) *running {
 	if err := cmd.Start(); err != nil {
 		r.t.Fatalf("start %s: %v", name, err)
 	}
+	p.stop = context.AfterFunc(r.ctx, func() { _ = cmd.Process.Kill() })
 	r.mu.Lock()
 	r.clients[cmd.Process.Pid] = name
 	r.mu.Unlock()
@@ -540,6 +680,9 @@ func (r *rig) fill(service string, extra ...string) run {
 func (p *running) finish() (stdout []byte, exit int) {
 	r := p.r
 	err := p.cmd.Wait()
+	if !p.stop() && r.ctx.Err() != nil && p.cmd.ProcessState.String() == "signal: killed" {
+		r.t.Errorf("%s still ran when the scenario's budget ended, and was killed", p.name)
+	}
 	pid := p.cmd.Process.Pid
 	r.mu.Lock()
 	delete(r.clients, pid)
@@ -609,7 +752,8 @@ func (r *rig) expectWhere(got run, service, origin, field string) {
 
 // extSaw waits for the fake extension to have heard the outcome of n
 // requests and returns the types of what it received from the host, in
-// order, without the "host" notice that answers its hello.
+// order, without the "host" notice that answers its hello and the drivable
+// questions (extReceived).
 func (r *rig) extSaw(n int) []string {
 	r.t.Helper()
 	count := 0
@@ -753,6 +897,7 @@ func (r *rig) teardown() {
 var hostToExt = map[string]bool{
 	"host": true, "outcome": true, "leases": true, // notices
 	"inspect": true, "open_prompt": true, "close_prompt": true, "insert": true, "ping": true, "notify": true, "peek": true, "drivable": true,
+	"tab_info": true, "cookies": true, "handover": true, // the clean room's (PROTOCOL.md section 2)
 }
 
 // checkHostOutput checks that the host binary's stdout is native-messaging

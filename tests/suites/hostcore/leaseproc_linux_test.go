@@ -20,8 +20,8 @@ import (
 )
 
 // leasePolicy grants a lease for github.com and has the person answer in
-// the loopback page (the fake extension reports nothing about debuggers,
-// so the page is the person's own choice here).
+// the loopback page. Its scenarios run in the person's own browser
+// (undriven): in one a program drives, no lease fills the page.
 const leasePolicy = "prompt = \"browser\"\n\n[service.\"github.com\"]\napproval = \"lease\"\nlease = \"10m\"\n"
 
 // agentShell is one shell process that runs `fillgate fill` each time the
@@ -104,7 +104,7 @@ func approvesSaved() human {
 // prompt.
 func TestLeaseBelongsToOneProcess(t *testing.T) {
 	k := startKeyring(t)
-	r := newRig(t, setup{page: loginPage("https://github.com"), env: k.env, policy: leasePolicy})
+	r := newRig(t, setup{browser: undriven, page: loginPage("https://github.com"), env: k.env, policy: leasePolicy})
 	r.remember("github.com", "", r.secret)
 	first := r.startAgent("first sh", "github.com")
 	second := r.startAgent("second sh", "github.com")
@@ -154,7 +154,7 @@ func TestLeaseBelongsToOneProcess(t *testing.T) {
 // Remembering again, with no forget first, does the same.
 func TestForgetAndRememberEndTheLease(t *testing.T) {
 	k := startKeyring(t)
-	r := newRig(t, setup{page: loginPage("https://github.com"), env: k.env, policy: leasePolicy})
+	r := newRig(t, setup{browser: undriven, page: loginPage("https://github.com"), env: k.env, policy: leasePolicy})
 	r.remember("github.com", "", r.secret)
 	agent := r.startAgent("sh", "github.com")
 

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -28,9 +30,19 @@ const (
 	rawRequestEnv = "HOSTCORE_RAW_REQUEST"
 )
 
+// Environment variables that turn this test binary into a browser
+// stand-in (see browserStandIn): the host to start, and its argument.
+const (
+	standInHostEnv   = "HOSTCORE_STAND_IN_HOST"
+	standInCallerEnv = "HOSTCORE_STAND_IN_CALLER"
+)
+
 func TestMain(m *testing.M) {
 	if sock := os.Getenv(rawClientEnv); sock != "" {
 		os.Exit(rawClient(sock, os.Getenv(rawRequestEnv)))
+	}
+	if host := os.Getenv(standInHostEnv); host != "" {
+		os.Exit(browserStandIn(host, os.Getenv(standInCallerEnv)))
 	}
 	dir, err := buildFillgate()
 	if err != nil {
@@ -95,4 +107,36 @@ func rawClient(sock, request string) int {
 	b, _ := io.ReadAll(bufio.NewReader(c))
 	rep.Reply = string(b)
 	return 0
+}
+
+// browserStandIn is the person's own browser as its native host sees it:
+// the host's parent, run with a Chromium's command line (argv[0]
+// "chromium", a --user-data-dir with no DevToolsActivePort in it, no
+// debugging switch; see rig.standIn), which starts the host with caller
+// as its argument on its own stdin, stdout and stderr, as Chromium does. It
+// writes the host's pid on file descriptor 3 and closes it, waits for the
+// host and exits as it did.
+func browserStandIn(host, caller string) int {
+	pids := os.NewFile(3, "pids")
+	syscall.CloseOnExec(3) // the host gets only stdin, stdout and stderr
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, standInHostEnv+"=") && !strings.HasPrefix(kv, standInCallerEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	cmd := exec.Command(host, caller)
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "browser stand-in: start the host: %v\n", err)
+		return 127
+	}
+	fmt.Fprintf(pids, "%d\n", cmd.Process.Pid)
+	_ = pids.Close()
+	_ = cmd.Wait()
+	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		return 128 + int(st.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
 }

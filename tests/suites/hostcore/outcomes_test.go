@@ -291,12 +291,15 @@ func (r *rig) expectPromptDead(p *fakehuman.Page) {
 	}
 }
 
-// extReceived is the types of what the fake extension received so far,
-// without the "host" notice.
+// extReceived is the types of what the fake extension received so far in
+// the scenario (not for the rig's own checks before it began), without
+// the "host" notice and the host's drivable questions: whether a program
+// drives the browser is asked about the browser, not the page, by a fill
+// while it inspects the page or after, and by every status.
 func (r *rig) extReceived() []string {
 	var types []string
-	for _, m := range r.ext.Received() {
-		if m.Type != "host" {
+	for _, m := range r.ext.Received()[r.extFrom:] {
+		if m.Type != "host" && m.Type != "drivable" {
 			types = append(types, m.Type)
 		}
 	}

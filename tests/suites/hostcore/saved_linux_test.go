@@ -142,6 +142,10 @@ func remembers(value []byte) human {
 
 const fromKeyring = "from the OS keyring"
 
+// The saved-value scenarios run in the person's own browser (undriven):
+// in a browser a program drives, a saved value never goes into the page
+// (TestDrivenInPageAsksToType).
+
 // TestRememberAndApprove: a value typed in the prompt with Remember ticked
 // is in the keyring after the fill (secret-tool reads it, `fillgate saved`
 // lists it); the next fill offers it for one click and inserts it, for the
@@ -150,7 +154,7 @@ func TestRememberAndApprove(t *testing.T) {
 	k := startKeyring(t)
 	page := loginPage("https://github.com")
 	page.Account = "alice@example.com"
-	r := newRig(t, setup{page: page, env: k.env})
+	r := newRig(t, setup{browser: undriven, page: page, env: k.env})
 	r.behave(remembers(r.secret))
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusOK, "; it was remembered in the OS keyring, as the person asked")
@@ -195,7 +199,7 @@ func auditHows(r *rig) []string {
 // lists the lease; ending it in the popup makes the next fill ask again.
 func TestLease(t *testing.T) {
 	k := startKeyring(t)
-	r := newRig(t, setup{page: loginPage("https://github.com"), env: k.env,
+	r := newRig(t, setup{browser: undriven, page: loginPage("https://github.com"), env: k.env,
 		policy: "[service.\"github.com\"]\napproval = \"lease\"\nlease = \"10m\"\n"})
 	r.remember("github.com", "", r.secret)
 	r.behave(approvesFrom(fromKeyring, "", nil, fakehuman.ApproveOptions{}))
@@ -246,7 +250,7 @@ func TestLease(t *testing.T) {
 // browser cannot show makes fillgate ask instead.
 func TestApprovalNone(t *testing.T) {
 	k := startKeyring(t)
-	r := newRig(t, setup{page: loginPage("https://github.com"), env: k.env,
+	r := newRig(t, setup{browser: undriven, page: loginPage("https://github.com"), env: k.env,
 		policy: "[service.\"github.com\"]\napproval = \"none\"\n"})
 	got := r.fill("github.com")
 	r.expect(got, fill.StatusFailed, "no saved value is there to fill: nothing is remembered for github.com in the OS keyring; remember it with `fillgate remember --service github.com`")
@@ -274,7 +278,7 @@ func TestApprovalNone(t *testing.T) {
 // value is offered.
 func TestSeveralAccounts(t *testing.T) {
 	k := startKeyring(t)
-	r := newRig(t, setup{page: loginPage("https://github.com"), env: k.env})
+	r := newRig(t, setup{browser: undriven, page: loginPage("https://github.com"), env: k.env})
 	bob := r.newSecret()
 	r.remember("github.com", "alice@example.com", r.secret)
 	r.remember("github.com", "bob", bob)
@@ -297,7 +301,7 @@ func TestSeveralAccounts(t *testing.T) {
 // nothing is typed.
 func TestKeyringLockedMidFill(t *testing.T) {
 	k := startKeyring(t)
-	r := newRig(t, setup{page: loginPage("https://github.com"), env: k.env})
+	r := newRig(t, setup{browser: undriven, page: loginPage("https://github.com"), env: k.env})
 	r.remember("github.com", "", r.secret)
 	r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 		if err := offers(p, fromKeyring, ""); err != nil {
@@ -321,4 +325,54 @@ func TestKeyringLockedMidFill(t *testing.T) {
 		t.Error("a locked keyring's value was offered")
 	}
 	k.scan(t, r)
+}
+
+// TestDrivenInPageAsksToType: in a browser a program drives, where the
+// person lets fillgate type into the page (driven = "in-page"), a saved
+// value never goes into it, whatever the policy grants it: under
+// approval = "lease", approval = "none" and the default alike the person
+// is asked, the prompt offers nothing saved and warns that the program
+// driving the browser can read what is typed (rig.promptNote), and what
+// goes into the page is what the person typed. No notice is shown, and no
+// lease starts: the next fill asks again.
+func TestDrivenInPageAsksToType(t *testing.T) {
+	for _, c := range []struct{ name, table string }{
+		{"lease", "approval = \"lease\"\nlease = \"10m\"\n"},
+		{"none", "approval = \"none\"\n"},
+		{"each", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := startKeyring(t)
+			r := newRig(t, setup{page: loginPage("https://github.com"), env: k.env, policy: "[service.\"github.com\"]\n" + c.table})
+			saved := r.newSecret()
+			r.remember("github.com", "", saved)
+			types := atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
+				if err := offers(p, "", ""); err != nil {
+					return err
+				}
+				return submitOn(ctx, p, r.secret)
+			})
+			for i := 1; i <= 2; i++ {
+				r.behave(types)
+				got := r.fill("github.com")
+				r.expect(got, fill.StatusOK, "inserted into the focused password field")
+				if strings.Contains(got.res.Detail, "the value came from") {
+					t.Errorf("fill %d says a saved value was used: %s", i, got.res.Detail)
+				}
+				if r.promptCount() != i || r.ext.Inserts() != i || !r.ext.ValueEquals(r.secret) || r.ext.ValueEquals(saved) {
+					t.Fatalf("fill %d: %d prompts, %d inserts; the typed value matched %v", i, r.promptCount(), r.ext.Inserts(), r.ext.ValueEquals(r.secret))
+				}
+			}
+			if n := len(r.ext.Notices()); n != 0 {
+				t.Errorf("%d notices", n)
+			}
+			if _, leases := r.saved(); len(leases) != 0 {
+				t.Errorf("fillgate saved lists the leases %v", leases)
+			}
+			if hows := auditHows(r); !slices.Equal(hows, []string{fill.HowTyped, fill.HowTyped}) {
+				t.Errorf("the audit log says %v", hows)
+			}
+			k.scan(t, r)
+		})
+	}
 }

@@ -38,7 +38,7 @@ func expectNoStoreNames(t *testing.T, got run, names ...string) {
 // entry's first line, and a missing entry fails without naming it.
 func TestPassThroughTheHost(t *testing.T) {
 	s := stores.NewPass(t, "")
-	r := newRig(t, setup{page: loginPage("https://github.com"), env: map[string]string{"GNUPGHOME": s.GnuPG},
+	r := newRig(t, setup{browser: undriven, page: loginPage("https://github.com"), env: map[string]string{"GNUPGHOME": s.GnuPG},
 		policy: storePolicy(fmt.Sprintf("source = \"pass\"\nentry = \"work/github\"\nstore_dir = %q\n", s.Dir))})
 	s.Insert(t, "work/github", append(append([]byte(nil), r.secret...), "\nuser: alice\n"...))
 	r.behave(namesNoEntry(approvesFrom("from pass", "", nil, fakehuman.ApproveOptions{}), "work/github", s.Dir))
@@ -65,7 +65,7 @@ func TestPassThroughTheHost(t *testing.T) {
 // like any answer), it reaches keepassxc-cli on its stdin, and the entry's
 // password is inserted. A wrong database password fails, nothing typed.
 func TestKeePassXCThroughTheHost(t *testing.T) {
-	r := newRig(t, setup{page: loginPage("https://github.com")})
+	r := newRig(t, setup{browser: undriven, page: loginPage("https://github.com")})
 	dbPassword := r.newSecret()
 	d := stores.NewKeePassDB(t, dbPassword, false, stores.KeePassEntry("grhLenZhS8ORIoDso+GMOA==", "github", "alice", r.secret, ""))
 	r.writePolicy(storePolicy(fmt.Sprintf("source = \"keepassxc\"\ndatabase = %q\nentry = \"work/github\"\n", d.Path)))
@@ -110,7 +110,7 @@ func TestStandInStores(t *testing.T) {
 	} {
 		t.Run(c.store, func(t *testing.T) {
 			prog := map[string]string{"1Password": "op", "Bitwarden": "bw", "rbw": "rbw"}[c.store]
-			r := newRig(t, setup{page: loginPage("https://github.com"), policy: storePolicy(fmt.Sprintf(c.table, d.Program(prog)))})
+			r := newRig(t, setup{browser: undriven, page: loginPage("https://github.com"), policy: storePolicy(fmt.Sprintf(c.table, d.Program(prog)))})
 			r.behave(atPage(func(ctx context.Context, r *rig, p *fakehuman.Page) error {
 				if o := p.Offers(); o.From != strings.SplitN(c.from, ":", 2)[0] {
 					return fmt.Errorf("the prompt offers %+v; want a value %s, by kind only", o, strings.SplitN(c.from, ":", 2)[0])
