@@ -58,6 +58,13 @@ var pages = map[string]string{
 <input id=pw name=password type=password autocomplete=current-password>
 <button id=go>Sign in</button></form>`,
 
+	// A classic form whose user-name field the page leaves empty: the
+	// account is what the person (or the agent) types there.
+	"/signin": `<form id=login method=post action=/classic/login>
+<input id=user name=user autocomplete=username>
+<input id=pw name=password type=password autocomplete=current-password>
+<button id=go>Sign in</button></form>`,
+
 	// A two-step login: the username first, then the password.
 	"/step1": `<form method=post action=/step1><input id=user name=user autocomplete=username><button>Next</button></form>`,
 	"/step2": `<form method=post action=/step2/login><input type=hidden name=user value=ada>

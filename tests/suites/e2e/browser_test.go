@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/loopback"
+	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 )
 
@@ -109,6 +111,10 @@ type browserSession struct {
 	host      agentsock.HostStatus // the host serving the extension now
 	prompts   *promptwatch.Watch
 	secrets   []scanned // every scenario's secret, for the final scan
+	// hostKilled: a test killed a host of this browser. Its clean rooms'
+	// browsers died with it, and their profiles stay for the next room
+	// to sweep (finish).
+	hostKilled bool
 }
 
 // scanned is a secret the finish scan looks for.
@@ -312,13 +318,15 @@ func untouched(t testing.TB, tb page) {
 }
 
 // finish stops b (which flushes its profile), checks that the host exited
-// with it, and scans the browser's output and every file under the temp
-// root (the profile, HOME and the XDG dirs) for every scenario's secret.
+// with it and that no clean room outlived it, and scans the browser's
+// output and every file under the temp root (the profile, HOME and the XDG
+// dirs, the clean rooms' profiles among them) for every scenario's secret.
 func finish(t testing.TB, b testBrowser) {
 	t.Helper()
 	s := b.session()
 	output := b.stop()
 	waitGone(t, s.ctx, s.host.PID, "the host")
+	s.noRoomLeft(t)
 	_, inFirefox := b.(*firefox)
 	for _, sec := range s.secrets {
 		named := ownedBy{t, sec.owner} // a leak names the test whose secret it is
@@ -331,6 +339,45 @@ func finish(t testing.TB, b testBrowser) {
 			t.Errorf("the leak scan read only %d files under %s", n, s.root)
 		}
 		clear(sec.value)
+	}
+}
+
+// noRoomLeft checks, once the host has gone, that no clean room's browser
+// runs (a room dies with its request, and one kept ready with its host)
+// and, unless a test killed a host (whose rooms' profiles the next room
+// sweeps), that no room's profile is left in the runtime dir.
+func (s *browserSession) noRoomLeft(t testing.TB) {
+	t.Helper()
+	rooms := filepath.Join(s.runDir, "rooms")
+	flag := []byte("--user-data-dir=" + rooms + string(filepath.Separator))
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	var running []int
+	if poll.Until(ctx, 100*time.Millisecond, func() (bool, error) {
+		running = nil
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(cmdline, flag) {
+				running = append(running, pid)
+			}
+		}
+		return len(running) == 0, nil
+	}) != nil {
+		t.Errorf("clean rooms' browsers still run after the host exited: pids %v", running)
+	}
+	if s.hostKilled {
+		return
+	}
+	if entries, err := os.ReadDir(rooms); err == nil && len(entries) > 0 {
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.Name()
+		}
+		t.Errorf("clean rooms' profiles left behind in %s: %v", rooms, names)
 	}
 }
 

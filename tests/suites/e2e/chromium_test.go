@@ -332,13 +332,9 @@ func (p *cdpPrompt) click(id string) {
 // the user would, and waits until the host has heard of it.
 func (ch *chromium) setPaused(t *testing.T, paused bool) {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(ch.bctx)
-	defer cancel() // closes the popup page
-	if err := chromedp.Do(ctx, chromedp.Navigate(manifest.ExtensionOrigin+"popup.html")); err != nil {
-		t.Fatalf("open the extension's popup: %v", err)
-	}
-	pop := tab{t: t, ctx: ctx}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("conn").className === "ok"`,
+	pop, closePopup := ch.popup(t)
+	defer closePopup()
+	if _, err := chromedp.Run(pop.ctx, chromedp.Poll[bool](`document.getElementById("conn").className === "ok"`,
 		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		t.Fatalf("the popup does not show the host connected: %v", err)
 	}
@@ -346,4 +342,90 @@ func (ch *chromium) setPaused(t *testing.T, paused bool) {
 		t.Fatal("flip the pause switch")
 	}
 	ch.awaitPaused(t, ch.ctx, paused)
+}
+
+// popupURL is the extension's toolbar popup's page.
+var popupURL = manifest.ExtensionOrigin + "popup.html"
+
+// worker attaches to the extension's service worker; the attachment ends
+// (the worker keeps running) when the returned function is called.
+func (ch *chromium) worker(t testing.TB) (context.Context, context.CancelFunc) {
+	t.Helper()
+	info, err := browser.WaitTarget(ch.ctx, ch.bctx, "service_worker", manifest.ExtensionOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := chromedp.NewContext(ch.bctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
+	if err := chromedp.Do(wctx); err != nil {
+		cancel()
+		t.Fatalf("attach to the extension's service worker: %v", err)
+	}
+	return wctx, cancel
+}
+
+// popup opens the extension's toolbar popup as its toolbar button does:
+// chrome.action.openPopup() in the extension's service worker. The worker
+// answers popup.html only there, never in a tab (a program driving the
+// browser can open, script and click a tab), so the popup is the page in
+// no tab that opens then. It returns the popup, attached, and a function
+// that closes it (also called when the test ends).
+func (ch *chromium) popup(t testing.TB) (tab, func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ch.ctx, 30*time.Second)
+	defer cancel()
+	before := ch.popupTargets(t)
+	wctx, detach := ch.worker(t)
+	defer detach()
+	if _, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`chrome.action.openPopup().then(() => true)`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("chrome.action.openPopup() in the extension's worker: %v", err)
+	}
+	var id target.ID
+	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		for p := range ch.popupTargets(t) {
+			if !before[p] {
+				id = p
+			}
+		}
+		return id != "", nil
+	}); err != nil {
+		t.Fatalf("chrome.action.openPopup() opened no popup page: %v", err)
+	}
+	// Without WithDetachOnCancel: cancelling this context closes the popup.
+	pctx, closePopup := chromedp.NewContext(ch.bctx, chromedp.WithTargetID(id))
+	t.Cleanup(closePopup)
+	// The popup's target exists before its document can be evaluated in;
+	// wait until it has loaded, and check that it is in no tab.
+	var where string
+	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		got, err := chromedp.Run(pctx, chromedp.Evaluate[string](`document.readyState === "complete" ?
+			chrome.tabs.getCurrent().then((tab) => tab === undefined ? "no tab" : "tab " + tab.id) : ""`, chromedp.EvalAwaitPromise))
+		if err != nil && strings.Contains(err.Error(), "Cannot find default execution context") {
+			return false, nil
+		}
+		where = got
+		return got != "", err
+	}); err != nil {
+		t.Fatalf("the popup page never loaded: %v", err)
+	}
+	if where != "no tab" {
+		t.Fatalf("the page chrome.action.openPopup() opened is in %s; want the toolbar popup, in no tab", where)
+	}
+	return tab{t: t, ctx: pctx, bctx: ch.bctx, input: pctx}, closePopup
+}
+
+// popupTargets is the set of the browser's pages at popup.html now: the
+// toolbar popup, and any tab that shows the same page.
+func (ch *chromium) popupTargets(t testing.TB) map[target.ID]bool {
+	t.Helper()
+	infos, err := chromedp.Targets(ch.bctx)
+	if err != nil {
+		t.Fatalf("list targets: %v", err)
+	}
+	ids := map[target.ID]bool{}
+	for _, in := range infos {
+		if in.Type == "page" && in.URL == popupURL {
+			ids[in.TargetID] = true
+		}
+	}
+	return ids
 }

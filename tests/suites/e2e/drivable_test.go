@@ -25,7 +25,8 @@ import (
 // The rig starts the browser with --remote-debugging-port, so the host
 // says it can be driven, for its command line and its live
 // DevToolsActivePort, and `fillgate status` and `fillgate doctor` say that
-// prompts for it open on the desktop. When a second DevTools client
+// prompts for it open on the desktop (and `fillgate status`, that logins
+// for it happen in fillgate's clean room). When a second DevTools client
 // attaches to one of its pages, the extension's chrome.debugger.getTargets
 // sees it, and when it detaches, that reason goes.
 func TestDrivableChromium(t *testing.T) {
@@ -48,8 +49,9 @@ func TestDrivableChromium(t *testing.T) {
 	}
 	out, _, _ := ch.cli(t, ctx, "status")
 	if !strings.Contains(string(out), "on your desktop (the browser can be driven)") ||
-		!strings.Contains(string(out), "Prompts for it open as a native dialog on your desktop, outside the browser.") {
-		t.Errorf("fillgate status does not say prompts open on the desktop:\n%s", out)
+		!strings.Contains(string(out), "Prompts for it open as a native dialog on your desktop, outside the browser, and logins for it happen in fillgate's clean room") ||
+		!strings.Contains(string(out), "the browser gets the session, never the password") {
+		t.Errorf("fillgate status does not say prompts open on the desktop and logins happen in the clean room:\n%s", out)
 	}
 	ch.doctorDrive(t, "ok", "prompts for it open as a native dialog on your desktop, outside the browser", port)
 	ch.setPrompt(t, "browser")

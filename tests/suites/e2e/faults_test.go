@@ -53,9 +53,11 @@ func TestChromiumFaults(t *testing.T) {
 		untouched(t, tb)
 
 		// Anything the extension hears starts the worker again (here its
-		// popup asking for its state): it closes the dead prompt and
-		// connects to a new host.
-		ch.open(t, manifest.ExtensionOrigin+"popup.html")
+		// popup's page, opened in a tab, asking for the state, which the
+		// worker gives the toolbar popup alone: the page says so): it
+		// closes the dead prompt and connects to a new host.
+		inTab := ch.open(t, manifest.ExtensionOrigin+"popup.html")
+		inTab.waitFor(`document.getElementById("conn").textContent.startsWith("Open fillgate from its toolbar button")`)
 		ch.closed(t, p)
 		ch.host = ch.waitHostOf(t, ctx, ch.browserPID, 0)
 		if ch.host.PID == old {

@@ -235,27 +235,37 @@ func (fx *firefox) wantIsolation(t *testing.T) {
 }
 
 // setPaused flips the pause switch in the extension's toolbar popup, as
-// the user would: its page, moz-extension://<uuid>/popup.html, opened as
-// a tab. It waits until the host has heard of it.
+// the user would, and waits until the host has heard of it. The worker
+// answers the popup itself only, never its page opened in a tab (which a
+// program driving the browser could open and click), and Firefox lists no
+// browsing context for the popup that WebDriver BiDi could script. So the
+// popup's page is opened in a tab, which must say that it is given
+// nothing; it opens the real popup with browser.action.openPopup(), with
+// the user activation a click into it gives, and reaches the popup's
+// document as any page of the add-on may (browser.extension.getViews),
+// where the switch is flipped.
 func (fx *firefox) setPaused(t *testing.T, paused bool) {
 	t.Helper()
-	pop := fx.openTab(t, "moz-extension://"+fx.uuid+"/popup.html")
+	tab := fx.openTab(t, "moz-extension://"+fx.uuid+"/popup.html")
 	defer func() {
-		if err := fx.ff.Call(fx.ctx, "browsingContext.close", map[string]any{"context": pop.id}, nil); err != nil {
-			t.Errorf("close the popup page: %v", err)
+		if err := fx.ff.Call(fx.ctx, "browsingContext.close", map[string]any{"context": tab.id}, nil); err != nil {
+			t.Errorf("close the popup's page: %v", err)
 		}
 	}()
-	// The popup asks the worker for the state as it loads; wait for the
-	// answer to show, without polling from here.
-	if !pop.call(`function () {
-		const c = document.getElementById("conn");
-		return c.className === "ok" || new Promise((r) => new MutationObserver(() => { if (c.className === "ok") r(true); })
-			.observe(c, { attributes: true }));
-	}`) {
-		t.Fatal("the popup does not show the host connected")
+	// The page asks the worker for the state as it loads; opened in a tab,
+	// it gets nothing and says so.
+	tab.waitFor(`document.getElementById("conn").textContent.startsWith("Open fillgate from its toolbar button")`)
+	if v, err := tab.runActivated(`function () { return browser.action.openPopup().then(() => true); }`); err != nil || string(v.Value) != "true" {
+		t.Fatalf("browser.action.openPopup() from the add-on's page: %s, %v", v.Value, err)
 	}
-	if !pop.call(`function (want) {
-		const s = document.getElementById("pause");
+	defer func() {
+		tab.call(`function () { for (const w of browser.extension.getViews({ type: "popup" })) w.close(); return true; }`)
+		tab.waitFor(`browser.extension.getViews({ type: "popup" }).length === 0`)
+	}()
+	tab.waitFor(`browser.extension.getViews({ type: "popup" }).some((w) => w.document.getElementById("conn")?.className === "ok")`)
+	if !tab.call(`function (want) {
+		const [w] = browser.extension.getViews({ type: "popup" });
+		const s = w.document.getElementById("pause");
 		if (s.checked !== (want === "true")) s.click();
 		return s.checked === (want === "true");
 	}`, strconv.FormatBool(paused)) {
@@ -303,6 +313,17 @@ type bidiRemote struct {
 // page's own world, awaiting a promise it returns, and returns the
 // result. An error never quotes the arguments.
 func (b bidiTab) run(fn string, args ...string) (bidiRemote, error) {
+	return b.callFunction(fn, false, args...)
+}
+
+// runActivated is run with the user activation a click into the page
+// gives (some calls, such as opening an add-on's popup, need one).
+func (b bidiTab) runActivated(fn string, args ...string) (bidiRemote, error) {
+	return b.callFunction(fn, true, args...)
+}
+
+// callFunction is run, with user activation when activated.
+func (b bidiTab) callFunction(fn string, activated bool, args ...string) (bidiRemote, error) {
 	var bidiArgs []map[string]string
 	for _, a := range args {
 		bidiArgs = append(bidiArgs, map[string]string{"type": "string", "value": a})
@@ -312,7 +333,7 @@ func (b bidiTab) run(fn string, args ...string) (bidiRemote, error) {
 		Result bidiRemote `json:"result"`
 	}
 	err := b.ff.Call(b.ctx, "script.callFunction", map[string]any{
-		"functionDeclaration": fn, "arguments": bidiArgs, "awaitPromise": true,
+		"functionDeclaration": fn, "arguments": bidiArgs, "awaitPromise": true, "userActivation": activated,
 		"target": map[string]string{"context": b.id},
 	}, &res)
 	if err != nil && len(args) == 0 {

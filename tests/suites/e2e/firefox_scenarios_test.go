@@ -84,6 +84,7 @@ var firefoxOnly = []firefoxScenario{
 		if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
+		fx.hostKilled = true
 		res, code := a.result(t, fx.ctx)
 		if res.Status != fill.StatusFailed || code != fill.StatusFailed.ExitCode() || !strings.Contains(res.Detail, "host") {
 			t.Errorf("with its host killed the agent got %+v (exit %d); want failed, naming the host", res, code)

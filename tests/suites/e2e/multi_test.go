@@ -148,6 +148,7 @@ func TestSeveralBrowsers(t *testing.T) {
 		if err := syscall.Kill(owner.PID, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
+		one.hostKilled, two.hostKilled = true, true // one runtime dir for both
 		res, code := a.result(t, ctx)
 		if res.Status != fill.StatusFailed || code != fill.StatusFailed.ExitCode() || !strings.Contains(res.Detail, "host") {
 			t.Errorf("with its host killed the agent got %+v (exit %d); want failed, naming the host", res, code)

@@ -16,10 +16,15 @@ import (
 
 // nativePolicy is testPolicy with the person's default of where they
 // answer (prompt = "auto"): the test's browser has a debugging port, so
-// the person answers in the native dialog.
+// the person answers in the native dialog. As in testPolicy, the person
+// consents to in-page fills of that browser (driven = "in-page"): these
+// tests check what reaches the page itself (the value, or nothing);
+// tests/suites/cleanroom answers the native dialog for logins in the
+// clean room.
 const nativePolicy = `# fillgate end-to-end tests of the native dialog
 rate_limit = "1000/1m"
 no_response_cooldown = "0s"
+driven = "in-page"
 `
 
 // nativeChromium is a Chromium whose host shows its native dialogs on a
@@ -74,8 +79,9 @@ func (nc *nativeChromium) gone(t *testing.T, w desktop.Window) {
 }
 
 // TestNativeDialog: a browser a program drives (this test's own debugging
-// port) with the default prompt setting: the person answers every request
-// in the native dialog on the desktop, never in a page of the browser,
+// port) with the default prompt setting and the person's consent to
+// in-page fills: the person answers every request in the native dialog on
+// the desktop, never in a page of the browser,
 // which the agent's own view of the browser shows. Every outcome, with the
 // leak scan of everything the request wrote.
 func TestNativeDialog(t *testing.T) {

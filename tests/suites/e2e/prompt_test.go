@@ -109,6 +109,7 @@ func TestPromptOnTheExtensionPath(t *testing.T) {
 		if err := syscall.Kill(ch.host.PID, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill the host: %v", err)
 		}
+		ch.hostKilled = true
 		waitGone(t, ctx, ch.host.PID, "the host")
 		sq, err := squatter.Start(t, ctx, sqBin, u.Host)
 		if err != nil {

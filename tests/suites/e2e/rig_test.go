@@ -29,20 +29,38 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
-// testPolicy is the policy file every rig writes. One browser (so one
-// host) serves all scenarios, and every request comes from the same agent
-// (this test binary): the default rate limit of 6 a minute and the
-// 10-minute cool-down after no_response would refuse later scenarios for
-// reasons that are not theirs. The test's browser runs with a debugging
-// port (the test drives its pages), so prompt = "browser" keeps the
-// person's answer in the loopback page, where the test answers it; the
-// native dialog has suites of its own. Every check on the page and field
-// stays as it is.
-const testPolicy = `# fillgate end-to-end tests: many requests from one agent in a minute.
+// basePolicy is what every rig's policy holds. One browser (so one host)
+// serves all scenarios, and every request comes from the same agent (this
+// test binary): the default rate limit of 6 a minute and the 10-minute
+// cool-down after no_response would refuse later scenarios for reasons
+// that are not theirs. The test's browser runs with a debugging port (the
+// test drives its pages), so prompt = "browser" keeps the person's answer
+// in the loopback page, where the test answers it; the native dialog has
+// suites of its own. Every check on the page and field stays as it is.
+const basePolicy = `# fillgate end-to-end tests: many requests from one agent in a minute.
 rate_limit = "1000/1m"
 no_response_cooldown = "0s"
 prompt = "browser"
 `
+
+// testPolicy is the policy file every rig writes: basePolicy, and the
+// person's consent to have fillgate type into the browser a program
+// drives (driven = "in-page"). The test's browsers are driven (a
+// debugging port, WebDriver BiDi), so without it every fill would go
+// through fillgate's clean room; most scenarios here test what happens in
+// the page itself (the insert, the submit, what the page keeps, then
+// none), and in-page is the only way a value reaches that page. In-page
+// takes only a value the person types. The tests of the clean room and of
+// saved values set driven = "clean-room" for their service
+// (cleanRoomFor), or write basePolicy alone (the default, clean-room).
+const testPolicy = basePolicy + `driven = "in-page"
+`
+
+// cleanRoomFor is a policy table that has service logged in to through
+// the clean room (driven = "clean-room"), over testPolicy's in-page.
+func cleanRoomFor(service string) string {
+	return fmt.Sprintf("\n[service.%q]\ndriven = \"clean-room\"\n", service)
+}
 
 // rig is one fillgate set-up in a temp root: HOME and the XDG dirs, a
 // policy file, what `fillgate install` wrote, and the environment that the

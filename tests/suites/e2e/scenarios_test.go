@@ -25,8 +25,6 @@ func testContext(t testing.TB, d time.Duration) context.Context {
 // Page checks, run in the page's own world. Only booleans come back.
 const (
 	pwHolds = `function (v) { return fg.is(document.getElementById("pw"), v); }`
-	// sentWith: the form's last submit sent the value.
-	sentWith = `function (v) { return fg.sent(v); }`
 	// onlyTrustedOnPW: the page saw trusted input events on the field pw and
 	// nothing else: no untrusted input, no other field, no submit.
 	onlyTrustedOnPW = `fg.trustedInput("pw") && !fg.untrustedInput() && fg.onlyInputOn(["pw"]) && !fg.submitted()`
@@ -37,7 +35,10 @@ const (
 
 // TestChromium runs every scenario against one headless Chromium, one
 // after another, each in a new tab, then the after-fill scenarios, then
-// the Chromium-only ones. It runs beside TestFirefox (each has a rig of
+// the clean room's, then the Chromium-only ones. The scenarios and the
+// after-fill ones fill the page itself, with the person's consent to
+// in-page fills (testPolicy); the clean room's are the default for a
+// browser a program drives. It runs beside TestFirefox (each has a rig of
 // its own), so one browser's waits overlap the other's.
 func TestChromium(t *testing.T) {
 	t.Parallel()
@@ -45,6 +46,7 @@ func TestChromium(t *testing.T) {
 	ch := startChromium(t, ctx)
 	runScenarios(t, ch)
 	t.Run("after fill", func(t *testing.T) { runAfterFill(t, ch) })
+	t.Run("clean room", func(t *testing.T) { runCleanRoom(t, ch) })
 	t.Run("chromium only: form method", func(t *testing.T) { formMethod(t, ch) })
 	finish(t, ch)
 }
@@ -54,17 +56,22 @@ func TestChromium(t *testing.T) {
 // install --browser firefox` writes the host manifest, the unpacked
 // extension is installed as a temporary add-on over WebDriver BiDi,
 // Firefox starts the host, and the human answers the prompt popup the
-// extension opens. Then come the after-fill scenarios, and last the
-// Firefox-only ones: what the host says of a browser driven over BiDi, a
-// second request while the prompt is open, and the host and the extension
-// going away. It runs beside TestChromium.
+// extension opens. Firefox driven over BiDi is a browser a program
+// drives, and fillgate's clean room cannot log in for it: the scenarios
+// and the after-fill ones run with the person's consent to in-page fills
+// (testPolicy), and the clean room's check that without it every fill of
+// Firefox is refused before anything is asked. Last come the Firefox-only
+// ones: what the host says of a browser driven over BiDi, a second request
+// while the prompt is open, and the host and the extension going away. It
+// runs beside TestChromium.
 func TestFirefox(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 10*time.Minute)
-	// System access: the BiDi session may open the add-on's popup page.
+	// System access: the BiDi session may script the add-on's pages.
 	fx := startFirefox(t, ctx, browser.FirefoxOptions{AllowSystemAccess: true})
 	runScenarios(t, fx)
 	t.Run("after fill", func(t *testing.T) { runAfterFill(t, fx) })
+	t.Run("clean room", func(t *testing.T) { runCleanRoom(t, fx) })
 	for _, c := range firefoxOnly {
 		t.Run(c.name, func(t *testing.T) { c.run(t, fx) })
 	}
@@ -92,14 +99,18 @@ const svc = "127.0.0.1"
 var scenarios = []scenario{
 	// Filled with --then none: the human answers, the value lands in the
 	// focused field with a trusted input event, and nothing is submitted.
-	// (The submit and what it leaves are the after-fill scenarios'.)
+	// (The submit and what it leaves are the after-fill scenarios'.) The
+	// browser is driven and the policy says driven = "in-page", so the
+	// prompt tells the person that the program driving it can read what
+	// they type as it goes into the page.
 	{"password", func(t *testing.T, b testBrowser) {
 		s := b.session()
 		secret := s.secret(t)
 		tb := loginFocused(t, b)
 		a, p := ask(t, b, "--service", svc, "--then", "none")
 		p.says("Password for 127.0.0.1", s.origin1, "the focused password field",
-			fmt.Sprintf("(pid %d) via fillgate fill", os.Getpid()))
+			fmt.Sprintf("(pid %d) via fillgate fill", os.Getpid()),
+			`your policy lets fillgate type into it (driven = "in-page"): that program can read this password in the page as it goes in`)
 		p.looksRight(t)
 		p.send(secret)
 		res, code := s.outcome(t, secret, a)
