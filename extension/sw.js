@@ -17,7 +17,8 @@ const INSERT_BOUND = 6000;
 let port = null; // the open native port, or null
 let host = null; // {version, pid} from the host's "host" notice
 let backoff = BACKOFF_MIN, retry = 0;
-let paused = false; // mirrors storage.local "paused"
+let paused = false; // the pause switch: the host's record once connected, storage.local "paused" before
+let pendingPause = null; // a switch the popup flipped while no host was connected, to tell it
 let instance = ""; // storage.local "instance": a random id for this profile, never a secret
 const recent = []; // recent outcomes for the popup, newest first; never values
 let leases = []; // the host's live leases, for the popup (service, field, account, agent, origin, until); never values
@@ -83,6 +84,15 @@ function notice(msg) {
   if (msg?.type === "host") {
     host = { version: String(msg.version ?? ""), pid: msg.pid };
     backoff = BACKOFF_MIN;
+    // The host keeps the pause switch where no page of the extension can
+    // write it; only the popup's own flip, made while no host ran, wins.
+    if (pendingPause !== null) {
+      post({ type: "paused", paused: pendingPause });
+      setPaused(pendingPause);
+      pendingPause = null;
+    } else if (typeof msg.paused === "boolean") {
+      setPaused(msg.paused);
+    }
   } else if (msg?.type === "outcome") {
     const { time, service, origin, status } = msg;
     recent.unshift({ time, service, origin, status });
@@ -397,11 +407,13 @@ api.windows.onRemoved.addListener((id) => {
   post({ type: "prompt_closed", window: id });
 });
 
-api.storage.onChanged.addListener((changes, area) => {
-  if (area !== "local" || !changes.paused) return;
-  paused = changes.paused.newValue === true;
-  post({ type: "paused", paused });
-});
+// setPaused sets the pause switch and keeps it in storage for the next
+// start. Nothing reads storage's changes: any page of the extension, one
+// opened in a tab among them, can write there.
+function setPaused(v) {
+  paused = v === true;
+  return api.storage.local.set({ paused });
+}
 
 // fromPopup reports whether a message comes from the toolbar popup
 // itself: a page of the extension with no tab. The same page opened in a
@@ -428,7 +440,10 @@ api.runtime.onMessage.addListener((msg, sender, sendResponse) => {
     return false;
   }
   if (msg?.type === "pause") {
-    api.storage.local.set({ paused: msg.paused === true }).then(() => { paused = msg.paused === true; sendResponse(state()); });
+    const v = msg.paused === true;
+    if (port && host) post({ type: "paused", paused: v });
+    else pendingPause = v;
+    setPaused(v).then(() => sendResponse(state()));
     return true;
   }
   return false;

@@ -48,7 +48,24 @@ type config struct {
 	leases   func(time.Time) []fill.Lease
 	endLease func(id string) bool
 	drive    driveConfig // drivable.go
+	pause    PauseRecord
 }
+
+// PauseRecord keeps the extension's pause switch where the host alone
+// writes it. Any page of the extension (one opened in a tab, which a
+// program driving the browser can script) can write the extension's
+// storage, and a worker that starts again reads it; so a pause holds
+// here until the toolbar popup, through the worker, switches it off.
+type PauseRecord interface {
+	Paused() bool
+	SetPaused(paused bool) error
+}
+
+// WithPauseRecord keeps the pause switch in r: a hello that says paused
+// records it, one that says not paused does not switch off a recorded
+// pause (only a "paused" notice does), and an inspection is paused while
+// the record is. The default keeps it in the extension only.
+func WithPauseRecord(r PauseRecord) Option { return func(c *config) { c.pause = r } }
 
 // Option configures a Bridge.
 type Option func(*config)
@@ -169,21 +186,30 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 	}
 	switch n.Type {
 	case "hello":
+		paused := n.Paused
+		if rec := b.cfg.pause; rec != nil {
+			if n.Paused && !rec.Paused() {
+				b.recordPause(true) // switched on while no host ran
+			}
+			paused = n.Paused || rec.Paused()
+		}
 		b.mu.Lock()
-		b.status = ExtensionStatus{Connected: true, Version: n.Version, UserAgent: n.UserAgent, Paused: n.Paused, Instance: n.Instance}
+		b.status = ExtensionStatus{Connected: true, Version: n.Version, UserAgent: n.UserAgent, Paused: paused, Instance: n.Instance}
 		b.mu.Unlock()
 		b.helloOnce.Do(func() { close(b.hello) })
-		b.log.Info("bridge: extension connected", "version", n.Version)
+		b.log.Info("bridge: extension connected", "version", n.Version, "paused", paused)
 		err := b.port.Notify(struct {
 			Type    string `json:"type"`
 			Version string `json:"version"`
 			PID     int    `json:"pid"`
-		}{"host", b.cfg.version, b.cfg.pid})
+			Paused  bool   `json:"paused"`
+		}{"host", b.cfg.version, b.cfg.pid, paused})
 		if err != nil {
 			b.log.Warn("bridge: could not answer hello", "err", err)
 		}
 		b.pushLeases(false)
 	case "paused":
+		b.recordPause(n.Paused)
 		b.mu.Lock()
 		b.status.Paused = n.Paused
 		b.mu.Unlock()
@@ -196,6 +222,16 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 		b.passkeyNotice(n.Type, raw)
 	default:
 		b.log.Info("bridge: ignored an unknown notice", "type", cutType(n.Type))
+	}
+}
+
+// recordPause writes the pause switch to the record, if any.
+func (b *Bridge) recordPause(paused bool) {
+	if b.cfg.pause == nil {
+		return
+	}
+	if err := b.cfg.pause.SetPaused(paused); err != nil {
+		b.log.Error("bridge: cannot record the pause switch", "err", err)
 	}
 }
 
@@ -243,7 +279,14 @@ func (b *Bridge) Inspect(ctx context.Context, req fill.Request) (fill.Inspection
 	if err != nil {
 		return fill.Inspection{}, err
 	}
-	return reply.Inspection, nil
+	in := reply.Inspection
+	b.mu.Lock()
+	in.Paused = in.Paused || b.status.Paused
+	b.mu.Unlock()
+	if b.cfg.pause != nil && b.cfg.pause.Paused() {
+		in.Paused = true
+	}
+	return in, nil
 }
 
 // Focused is what the active tab has focused, as Peek reports it.

@@ -161,6 +161,62 @@ func TestPausedNotice(t *testing.T) {
 	}
 }
 
+// memPause is a PauseRecord in memory.
+type memPause struct {
+	mu     sync.Mutex
+	paused bool
+}
+
+func (m *memPause) Paused() bool { m.mu.Lock(); defer m.mu.Unlock(); return m.paused }
+func (m *memPause) SetPaused(p bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.paused = p
+	return nil
+}
+
+// TestPauseRecord: with a pause record, a hello that says "not paused"
+// (the extension's storage, which any page of the extension can write,
+// read by a worker that started again) does not switch off a recorded
+// pause: the host's answer says paused, and inspections are; only a
+// "paused" notice (the toolbar popup's flip) switches it off. A hello
+// that says paused records it.
+func TestPauseRecord(t *testing.T) {
+	rec := &memPause{paused: true}
+	e := setupWith(t, fakeext.Options{Page: loginPage}, bridge.WithPauseRecord(rec))
+	if !e.b.Status().Paused {
+		t.Error("a hello that says not paused switched off the recorded pause")
+	}
+	m, err := e.ext.Wait(e.ctx(t), fakeext.OfType("host"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var host struct{ Paused bool }
+	if err := json.Unmarshal(m.Raw, &host); err != nil || !host.Paused {
+		t.Errorf("the host's answer to hello %s does not say paused", m.Raw)
+	}
+	in, err := e.b.Inspect(e.ctx(t), fill.Request{Service: "example.test"})
+	if err != nil || !in.Paused {
+		t.Errorf("inspection paused %v (%v); want paused", in.Paused, err)
+	}
+	e.ext.SetPaused(false)
+	if err := e.b.Ping(e.ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Paused() || e.b.Status().Paused {
+		t.Error("the paused notice did not switch the pause off")
+	}
+	if in, err := e.b.Inspect(e.ctx(t), fill.Request{Service: "example.test"}); err != nil || in.Paused {
+		t.Errorf("inspection paused %v (%v) after the switch went off", in.Paused, err)
+	}
+
+	rec2 := &memPause{}
+	e2 := setupWith(t, fakeext.Options{Page: loginPage, Paused: true}, bridge.WithPauseRecord(rec2))
+	if !rec2.Paused() || !e2.b.Status().Paused {
+		t.Error("a hello that says paused was not recorded")
+	}
+}
+
 func TestInspect(t *testing.T) {
 	page := fakeext.Page{
 		Tab: 7, Frame: 4,

@@ -56,6 +56,9 @@ type Config struct {
 	Browser string
 	// DrivenExe is the driven browser's executable, "" when unknown.
 	DrivenExe string
+	// Firefox says the driven browser is Firefox, whose logins a room
+	// refuses: no browser is started ahead for it (Warm, Spare).
+	Firefox bool
 	// Spare, when set, keeps a room's browser started ahead of requests:
 	// a request takes it, and the next starts when the request ended.
 	Spare *Spare
@@ -94,6 +97,9 @@ var (
 func (rs *Rooms) Warm(ctx context.Context) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	if rs.cfg.Firefox {
+		return // Open refuses
+	}
 	rs.wanted = true
 	if rs.warm != nil {
 		return
@@ -182,10 +188,15 @@ func (r refusal) Error() string               { return r.detail }
 func (refusal) Status() fill.Status           { return fill.StatusRefused }
 func refuse(format string, args ...any) error { return refusal{fmt.Sprintf(format, args...)} }
 
-// failure is an error after the login whose status is failed.
-type failure struct{ detail string }
+// failure is an error after the login whose status is failed; is, when
+// set, is what errors.Is finds in it.
+type failure struct {
+	detail string
+	is     error
+}
 
 func (f failure) Error() string     { return f.detail }
+func (f failure) Unwrap() error     { return f.is }
 func (failure) Status() fill.Status { return fill.StatusFailed }
 
 // inPageFix is the fix a refusal names: the person's consent to fill the
@@ -215,6 +226,14 @@ func (rs *Rooms) Open(ctx context.Context, req fill.Request, in fill.Inspection)
 	if u, err := url.Parse(tab.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || !sameOrigin(tab.URL, origin) {
 		return nil, fill.Inspection{}, refuse("the agent's tab shows another page than the one inspected (it moved on); ask again")
 	}
+	opened, err := roomURL(tab.URL)
+	if err == nil {
+		err = roomAccount(in.Account)
+	}
+	if err != nil {
+		return nil, fill.Inspection{}, refuse("%v, and the program driving the browser chose it: a site that echoes it would run that program's script beside the value in fillgate's clean room, so the room opens no such page; open the login page by its plain address, or %s",
+			err, inPageFix(req.Service))
+	}
 	exe, err := rs.browser()
 	if err != nil {
 		return nil, fill.Inspection{}, refuse("fillgate's clean room needs a Chromium-family browser: %v; install Chromium (or set clean_room_browser in your policy), or %s", err, inPageFix(req.Service))
@@ -232,7 +251,7 @@ func (rs *Rooms) Open(ctx context.Context, req fill.Request, in fill.Inspection)
 		r.Close()
 		return nil, fill.Inspection{}, fmt.Errorf("the clean room cannot take the agent's browser's user agent: %w", err)
 	}
-	rin, err := r.open(ctx, req, tab.URL)
+	rin, err := r.open(ctx, req, opened)
 	if err != nil {
 		r.Close()
 		return nil, fill.Inspection{}, err

@@ -1,11 +1,13 @@
 package cleanroom
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/fillgate/fillgate/extension"
 	"github.com/fillgate/fillgate/internal/cdp"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/leakcheck"
 	"github.com/fillgate/fillgate/internal/websession"
 )
 
@@ -69,11 +72,18 @@ type room struct {
 	seeded   map[websession.Key]websession.Cookie
 	bound    bool                       // a response started a device-bound session
 	carried  string                     // the origin a redirect would have carried the login's body to (stopped)
+	sent     string                     // the origin of another site a request would have carried the value to (stopped)
+	opened   string                     // the address the room opened
 	docs     map[network.RequestID]bool // requests open, true for documents
 	last     time.Time                  // the page's last sign of life
 	kick     chan struct{}              // closed and replaced on activity
 	closed   bool
 	closeOne sync.Once
+
+	// value is a copy of the value from its insert until Close, for
+	// egress; smu guards it (not mu: a check may take a millisecond).
+	smu   sync.Mutex
+	value []byte
 }
 
 // start starts a room's browser with the driven tab's user agent and
@@ -92,6 +102,10 @@ func start(ctx context.Context, cfg Config, exe string) (*room, error) {
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithBrowserOption(
 		chromedp.WithBrowserLogf(discard), chromedp.WithBrowserErrorf(discard)))
+	// chromedp's cancel of a context that allocated or attached waits for
+	// a token only the first call takes: a second call (Close after a
+	// start that timed out or was called off) would wait forever.
+	bcancel = sync.OnceFunc(bcancel)
 	r.acancel, r.bcancel = acancel, bcancel
 	r.tcancel = func() {}
 	sctx, cancel := context.WithTimeout(ctx, startBudget)
@@ -109,6 +123,7 @@ func start(ctx context.Context, cfg Config, exe string) (*room, error) {
 	}
 	r.lap("browser_started", &t0)
 	tctx, tcancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(r.listen))
+	tcancel = sync.OnceFunc(tcancel)
 	r.tctx, r.tcancel = tctx, tcancel
 	stop = context.AfterFunc(sctx, tcancel)
 	err = chromedp.Do(tctx)
@@ -189,23 +204,23 @@ func flags(dir string) []chromedp.ExecAllocatorOption {
 
 // bind makes the room the one for the driven tab in, of the driven
 // browser d: its page presents itself with that browser's user agent and
-// languages.
+// languages (those roomTab takes; else the room browser's own user agent,
+// without its headless mark).
 func (r *room) bind(ctx context.Context, d Driven, in fill.Inspection, tab websession.Tab) error {
+	r.mu.Lock() // a spare's browser may have heard events before
 	r.cfg.Driven = d
 	r.in, r.login, r.kind = in, in.Origin(), in.Field.Kind
-	if tab.UserAgent == "" && len(tab.Languages) == 0 {
-		return nil
-	}
-	ua := tab.UserAgent
+	r.mu.Unlock()
+	ua, langs := roomTab(tab)
 	if ua == "" {
 		v, err := cdpproto.Call(ctx, r.c.Browser, browser.GetVersion, cdpproto.Empty{})
 		if err != nil {
 			return err
 		}
-		ua = v.UserAgent
+		ua = strings.Replace(v.UserAgent, "HeadlessChrome/", "Chrome/", 1)
 	}
 	_, err := cdpproto.Call(ctx, r.c.Target, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
-		UserAgent: ua, AcceptLanguage: strings.Join(tab.Languages, ","),
+		UserAgent: ua, AcceptLanguage: strings.Join(langs, ","),
 	})
 	return err
 }
@@ -256,15 +271,72 @@ func (r *room) paused(ev *fetch.EventRequestPaused) {
 	ctx, cancel := context.WithTimeout(r.tctx, 10*time.Second)
 	defer cancel()
 	raw := ev.Request.URL
-	if ev.RedirectedRequestID != "" && ev.Request.HasPostData && originOf(raw) != r.login {
-		r.note(func() { r.carried = originOf(raw) })
+	fail := func() {
 		_, _ = cdpproto.Call(ctx, r.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+	}
+	r.mu.Lock()
+	login := r.login
+	r.mu.Unlock()
+	if ev.RedirectedRequestID != "" && ev.Request.HasPostData && originOf(raw) != login {
+		r.note(func() { r.carried = originOf(raw) })
+		fail()
+		return
+	}
+	if r.sends(ctx, ev) {
+		r.note(func() {
+			if r.sent == "" {
+				r.sent = originOf(raw)
+			}
+		})
+		fail()
 		return
 	}
 	if u, err := url.Parse(raw); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
-		r.fork(ctx, websession.Site(u.Hostname()))
+		if site := websession.Site(u.Hostname()); site != "" {
+			r.fork(ctx, site)
+		}
 	}
 	_, _ = cdpproto.Call(ctx, r.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+}
+
+// sends reports whether the paused request ev would carry the value
+// (in its address, a header or its body, in any encoding leakcheck
+// knows) to another site than the login's: a script in the page sending
+// it away. A request to the login's own site may carry it (that is the
+// login); before the insert there is nothing to carry. A body that
+// cannot be read counts as carrying it.
+func (r *room) sends(ctx context.Context, ev *fetch.EventRequestPaused) bool {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if r.value == nil {
+		return false
+	}
+	u, err := url.Parse(ev.Request.URL)
+	if err != nil {
+		return true
+	}
+	r.mu.Lock()
+	origin := r.login
+	r.mu.Unlock()
+	if login, err := url.Parse(origin); err == nil && websession.Site(u.Hostname()) == websession.Site(login.Hostname()) && websession.Site(u.Hostname()) != "" {
+		return false
+	}
+	var b strings.Builder
+	b.WriteString(ev.Request.URL + ev.Request.URLFragment + "\n")
+	for k, v := range ev.Request.Headers {
+		fmt.Fprintf(&b, "%s: %v\n", k, v)
+	}
+	for _, e := range ev.Request.PostDataEntries {
+		b.Write(e.Bytes)
+	}
+	if ev.Request.HasPostData && len(ev.Request.PostDataEntries) == 0 {
+		body, err := cdpproto.Call(ctx, r.c.Target, network.GetRequestPostData, network.GetRequestPostDataParams{RequestID: ev.NetworkID})
+		if err != nil {
+			return true
+		}
+		b.Write(body.PostData)
+	}
+	return leakcheck.Carries(b.String(), r.value)
 }
 
 // fork copies the driven context's cookies of site into the room, once.
@@ -272,6 +344,11 @@ func (r *room) paused(ev *fetch.EventRequestPaused) {
 // the login's cookies with.
 func (r *room) fork(ctx context.Context, site string) {
 	r.mu.Lock()
+	d, in := r.cfg.Driven, r.in
+	if d == nil {
+		r.mu.Unlock()
+		return // a spare's browser, not bound to a request yet: nothing to copy
+	}
 	done, ok := r.forks[site]
 	if ok {
 		r.mu.Unlock()
@@ -286,11 +363,12 @@ func (r *room) fork(ctx context.Context, site string) {
 	r.mu.Unlock()
 	defer close(done)
 
-	cookies, err := r.cfg.Driven.SiteCookies(ctx, r.in, site)
+	cookies, err := d.SiteCookies(ctx, in, site)
 	if err != nil {
 		r.cfg.Log.Warn("clean room: cannot read the agent's browser's cookies for a site", "site", site, "err", err)
 		return
 	}
+	cookies, left := roomCookies(cookies)
 	if len(cookies) > 0 {
 		params := make([]*network.CookieParam, len(cookies))
 		for i, c := range cookies {
@@ -311,7 +389,7 @@ func (r *room) fork(ctx context.Context, site string) {
 			r.seeded[c.Key()] = c
 		}
 	}
-	r.cfg.Log.Debug("clean room: cookies copied in", "site", site, "cookies", len(cookies))
+	r.cfg.Log.Debug("clean room: cookies copied in", "site", site, "cookies", len(cookies), "left_out", left)
 }
 
 // cookies are the cookies the room's browser context holds.
@@ -390,6 +468,9 @@ func (r *room) open(ctx context.Context, req fill.Request, raw string) (fill.Ins
 	lctx, cancel := context.WithTimeout(ctx, loadBudget)
 	defer cancel()
 	t0 := time.Now()
+	r.mu.Lock()
+	r.opened = raw
+	r.mu.Unlock()
 	if err := r.navigate(lctx, raw); err != nil {
 		return fill.Inspection{}, fmt.Errorf("the clean room cannot open the agent's page on %s: %w", r.login, err)
 	}
@@ -511,6 +592,10 @@ func (r *room) Insert(ctx context.Context, in fill.Inspection, value []byte, opt
 	if closed {
 		return fill.Verdict{}, errClosed
 	}
+	r.smu.Lock()
+	clear(r.value)
+	r.value = bytes.Clone(value)
+	r.smu.Unlock()
 	r.note(func() {})
 	return r.cdp.Insert(ctx, in, value, opt)
 }
@@ -524,15 +609,19 @@ func (r *room) HandOver(ctx context.Context, holds func(string) bool) (fill.Hand
 		return fill.Handover{}, err
 	}
 	r.mu.Lock()
-	bound, carried := r.bound, r.carried
+	bound, carried, sent := r.bound, r.carried, r.sent
 	r.mu.Unlock()
+	if sent != "" {
+		return fill.Handover{}, refusal{fmt.Sprintf("a script in the login page on %s sent the %s to another site, %s; fillgate's clean room stopped it, and nothing was handed over. "+
+			"If that site is where %s signs you in, %s", r.login, fieldNoun(r.kind), sent, r.service, inPageFix(r.service))}
+	}
 	if carried != "" {
 		return fill.Handover{}, refusal{fmt.Sprintf("the site sent the login on to another origin, %s, with a redirect that keeps the form's body (307 or 308), which would have carried the %s there; fillgate's clean room stopped it, and nothing was handed over",
 			carried, fieldNoun(r.kind))}
 	}
 	if bound {
 		return fill.Handover{}, failure{fmt.Sprintf("the site started a device-bound session during the login (%s): its session is bound to fillgate's clean room and would die in the agent's browser, so nothing was handed over; %s",
-			"Secure-Session-Registration", inPageFix(r.service))}
+			"Secure-Session-Registration", inPageFix(r.service)), nil}
 	}
 	var at websession.Shown
 	if err := r.cdp.RunTab(ctx, r.c.Target.TargetID, extensionInPage(), "shown", nil, &at); err != nil {
@@ -540,7 +629,7 @@ func (r *room) HandOver(ctx context.Context, holds func(string) bool) (fill.Hand
 	}
 	if at.Origin == r.login && count(at, r.kind) > 0 {
 		return fill.Handover{}, failure{fmt.Sprintf("the site did not take the login: fillgate's clean room still shows its %s field on %s (a wrong value, or a step the site asks for); nothing was handed over",
-			fieldNoun(r.kind), r.login)}
+			fieldNoun(r.kind), r.login), nil}
 	}
 	next := ""
 	if r.kind == fill.FieldPassword && at.Code > 0 {
@@ -569,9 +658,10 @@ func (r *room) HandOver(ctx context.Context, holds func(string) bool) (fill.Hand
 	}
 	r.lap("session_read", &t0)
 	sess := websession.Session{Cookies: changes, Storage: st, URL: at.URL}
-	if sess.Any(holds) {
+	if r.ownLeft(sess).Any(holds) {
 		return fill.Handover{}, failure{fmt.Sprintf("the site keeps the %s in what its login left (a cookie, its web storage or its address), "+
-			"where the agent's browser would read it, so fillgate handed nothing over; %s", fieldNoun(r.kind), inPageFix(r.service))}
+			"where the agent's browser would read it, so fillgate handed nothing over and will not log in to %s in a clean room for a day; %s",
+			fieldNoun(r.kind), r.service, inPageFix(r.service)), fill.ErrValueKept}
 	}
 	shown, err := r.cfg.Driven.HandOver(ctx, r.in, sess)
 	r.lap("tab_handed_over", &t0)
@@ -589,6 +679,51 @@ func (r *room) HandOver(ctx context.Context, holds func(string) bool) (fill.Hand
 	}, nil
 }
 
+// ownLeft is what of sess the login made, not what the driving program
+// put in: the cookies whose value the room did not copy in as it is, the
+// web storage, and the final address without the query parameters (and
+// the fragment) of the address the room opened. Looking for the value only there keeps
+// the program from learning whether a list of guesses it planted holds
+// the value, by seeing a handover refused; a guess the site copied
+// elsewhere still is (fill bars the service after one such refusal).
+func (r *room) ownLeft(sess websession.Session) websession.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := sess
+	out.Cookies.Set = nil
+	for _, c := range sess.Cookies.Set {
+		if was, ok := r.seeded[c.Key()]; ok && was.Value == c.Value {
+			continue
+		}
+		out.Cookies.Set = append(out.Cookies.Set, c)
+	}
+	out.URL = withoutParams(sess.URL, r.opened)
+	return out
+}
+
+// withoutParams is raw without the query parameters opened has too, and
+// without its fragment when opened has the same.
+func withoutParams(raw, opened string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	o, _ := url.Parse(opened)
+	q := u.Query()
+	if o != nil {
+		for k, vs := range o.Query() {
+			for _, v := range vs {
+				q[k] = slices.DeleteFunc(q[k], func(x string) bool { return x == v })
+			}
+		}
+	}
+	u.RawQuery = q.Encode()
+	if o != nil && o.Fragment == u.Fragment {
+		u.Fragment, u.RawFragment = "", ""
+	}
+	return u.String()
+}
+
 // count is how many fields of kind s shows.
 func count(s websession.Shown, kind string) int {
 	if kind == fill.FieldOTP {
@@ -603,6 +738,10 @@ func (r *room) Close() {
 		r.mu.Lock()
 		r.closed = true
 		r.mu.Unlock()
+		r.smu.Lock()
+		clear(r.value)
+		r.value = nil
+		r.smu.Unlock()
 		if r.cdp != nil {
 			_ = r.cdp.Close()
 		}

@@ -2,12 +2,12 @@ package fill
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/fillgate/fillgate/internal/leakcheck"
 )
 
 // A browser a program can drive (the agent's browser tools, a debugging
@@ -24,6 +24,10 @@ const roomBudget = 45 * time.Second
 // handoverBudget bounds following a login to its end in the clean room and
 // handing its session over.
 const handoverBudget = 60 * time.Second
+
+// BarFor is how long a service whose clean-room login left the value
+// where the driven browser would get it is barred from the clean room.
+const BarFor = 24 * time.Hour
 
 // inserter is what inserts the value: the browser, or a clean room.
 type inserter interface {
@@ -74,6 +78,14 @@ func (e *Engine) openRoom(ctx context.Context, checked Checked, agent Agent, in 
 				"nothing stays in the agent's page there, so the value cannot be left in the field (then none). Ask without then none, or, "+
 				"to type into that browser with your consent, set driven = \"in-page\" for %s in your policy", req.Service)
 	}
+	if e.Bars != nil {
+		if until, ok := e.Bars.Barred(req.Service, e.now()); ok {
+			return nil, Inspection{}, StatusRefused, fmt.Sprintf(
+				"a login to %s in fillgate's clean room left the value where the agent's browser would have read it (a cookie, its web storage or its address), "+
+					"so fillgate logs in to it in a clean room again only after %s; nothing was asked. To type into the agent's browser instead, with your consent, "+
+					"set driven = \"in-page\" for %s in your policy", req.Service, until.Format(time.DateTime), req.Service)
+		}
+	}
 	if e.CleanRoom == nil {
 		return nil, Inspection{}, StatusRefused, fmt.Sprintf(
 			"a program drives this browser, so fillgate would log in for it in a clean room, and this fillgate has none here; "+
@@ -98,6 +110,10 @@ func (e *Engine) openRoom(ctx context.Context, checked Checked, agent Agent, in 
 		return nil, Inspection{}, StatusRefused, fmt.Sprintf(
 			"opened again in fillgate's clean room, the agent's page went to %s instead of %s; nothing was asked", rin.Origin(), in.Origin())
 	}
+	// The room's page is inspected over CDP, and so reads as watched; but
+	// nothing but fillgate watches it (a lease granted for it, or in a
+	// browser nothing drives, covers it).
+	rin.Watched = false
 	rin.Account = cleanAccount(rin.Account)
 	if rin.Account == "" {
 		rin.Account = in.Account
@@ -114,7 +130,12 @@ func (e *Engine) openRoom(ctx context.Context, checked Checked, agent Agent, in 
 func (e *Engine) handedOver(ctx context.Context, room Room, r *Result, service, field string, value []byte) (Status, string) {
 	hctx, cancel := context.WithTimeout(ctx, handoverBudget)
 	defer cancel()
-	h, err := room.HandOver(hctx, func(data string) bool { return holds(data, value) })
+	h, err := room.HandOver(hctx, func(data string) bool { return leakcheck.Carries(data, value) })
+	if errors.Is(err, ErrValueKept) && e.Bars != nil {
+		if berr := e.Bars.Bar(service, e.now().Add(BarFor)); berr != nil {
+			e.log().Error("bar the service from the clean room", "err", berr)
+		}
+	}
 	if err != nil {
 		status, own := ownStatus(err)
 		if own {
@@ -149,21 +170,4 @@ func (e *Engine) handedOver(ctx context.Context, room Room, r *Result, service, 
 // no fill without a prompt.
 func inPagePlan(p Plan) Plan {
 	return Plan{Approval: ApprovalEach, Remember: p.Remember}
-}
-
-// holds reports whether data holds value, raw or in the encodings a site
-// would keep it in (URL-escaped, base64, hex), without saying where.
-func holds(data string, value []byte) bool {
-	if len(value) == 0 {
-		return false
-	}
-	v := string(value)
-	for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v), base64.StdEncoding.EncodeToString(value),
-		base64.RawStdEncoding.EncodeToString(value), base64.URLEncoding.EncodeToString(value),
-		base64.RawURLEncoding.EncodeToString(value), hex.EncodeToString(value)} {
-		if strings.Contains(data, f) {
-			return true
-		}
-	}
-	return false
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeRooms is the clean room port: it opens fakeRooms the test set up.
@@ -241,6 +242,51 @@ func TestCleanRoomAfterTheLogin(t *testing.T) {
 			r.assertClean(t, res)
 			n.zeroed(t)
 		})
+	}
+}
+
+// keptErr is the clean room's error for a login that left the value in
+// its session.
+type keptErr struct{}
+
+func (keptErr) Error() string  { return "the site keeps the password in what its login left" }
+func (keptErr) Status() Status { return StatusFailed }
+func (keptErr) Unwrap() error  { return ErrValueKept }
+
+// TestCleanRoomBarsAServiceThatKeptTheValue: a login whose session held
+// the value bars its service from the clean room for BarFor, for every
+// agent: the next request is refused before anything is asked or any
+// room opened, and after BarFor the service is asked again. Other
+// failures bar nothing.
+func TestCleanRoomBarsAServiceThatKeptTheValue(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	bars := NewMemState()
+	fill := func(handErr error, at time.Time, who Agent) (Result, *fakeNative, *fakeRooms) {
+		r, n, rooms := roomRig(t)
+		r.e.Bars, r.e.Now = bars, func() time.Time { return at }
+		rooms.room.handErr = handErr
+		return r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), who, nil), n, rooms
+	}
+	if res, _, _ := fill(errors.New("the tab closed"), now, agent); res.Status != StatusFailed {
+		t.Fatalf("got %s %q", res.Status, res.Detail)
+	}
+	if _, barred := bars.Barred("github.com", now); barred {
+		t.Fatal("a handover that broke barred the service")
+	}
+	if res, _, _ := fill(keptErr{}, now, agent); res.Status != StatusFailed || !strings.Contains(res.Detail, "keeps the password") {
+		t.Fatalf("got %s %q", res.Status, res.Detail)
+	}
+	other := agent
+	other.Exe = "/usr/bin/another-agent"
+	res, n, rooms := fill(nil, now.Add(BarFor-time.Minute), other)
+	if res.Status != StatusRefused || !strings.Contains(res.Detail, "logs in to it in a clean room again only after") {
+		t.Fatalf("within the bar, another agent got %s %q", res.Status, res.Detail)
+	}
+	if n.times() != 0 || rooms.opened != 0 {
+		t.Errorf("within the bar: asked %d times, %d rooms opened; want none", n.times(), rooms.opened)
+	}
+	if res, _, _ := fill(nil, now.Add(BarFor+time.Minute), agent); res.Status != StatusOK {
+		t.Errorf("after the bar: %s %q", res.Status, res.Detail)
 	}
 }
 

@@ -77,6 +77,9 @@ type Engine struct {
 	// only fillgate holds; nil: none here, and such a browser is filled
 	// only where the person's policy says driven = "in-page".
 	CleanRoom CleanRoom
+	// Bars keeps the services barred from the clean room (see Bars); nil
+	// keeps none.
+	Bars Bars
 	// Passkeys keeps and uses the agents' passkeys; nil: passkey requests
 	// are refused.
 	Passkeys Passkeys

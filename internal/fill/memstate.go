@@ -13,6 +13,7 @@ type MemState struct {
 	open     map[string]bool
 	cooldown map[[2]string]time.Time
 	hits     map[string][]time.Time
+	bars     map[string]time.Time
 	leases   []Lease
 }
 
@@ -22,10 +23,30 @@ func NewMemState() *MemState {
 		open:     map[string]bool{},
 		cooldown: map[[2]string]time.Time{},
 		hits:     map[string][]time.Time{},
+		bars:     map[string]time.Time{},
 	}
 }
 
-var _ Leases = (*MemState)(nil)
+var (
+	_ Leases = (*MemState)(nil)
+	_ Bars   = (*MemState)(nil)
+)
+
+// Barred implements Bars.
+func (s *MemState) Barred(service string, now time.Time) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	until, ok := s.bars[service]
+	return until, ok && now.Before(until)
+}
+
+// Bar implements Bars.
+func (s *MemState) Bar(service string, until time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bars[service] = until
+	return nil
+}
 
 // Leased implements Leases.
 func (s *MemState) Leased(agentKey, service, field, account, origin string, now time.Time) (Lease, bool) {

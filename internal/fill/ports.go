@@ -86,6 +86,23 @@ type State interface {
 	Allow(agentKey string, now time.Time, limit int, window time.Duration) bool
 }
 
+// Bars keeps, for every agent and both paths, the services whose login in
+// a clean room left the value where the driven browser would have got it
+// (ErrValueKept): fillgate does not log in to such a service in a clean
+// room again until the bar ends. Each such refusal can tell a program
+// whether guesses it planted in what the page copies held the value; a
+// bar holds it to one answer per BarFor.
+type Bars interface {
+	// Barred reports whether service is barred at now, and until when.
+	Barred(service string, now time.Time) (until time.Time, ok bool)
+	// Bar bars service until until.
+	Bar(service string, until time.Time) error
+}
+
+// ErrValueKept is what a Room's HandOver error is (errors.Is) when the
+// login left the value in its cookies, web storage or address.
+var ErrValueKept = errors.New("the site keeps the value in what its login left")
+
 // ErrBusy is returned by State.Claim when a prompt for the service is open.
 var ErrBusy = errors.New("a prompt for this service is already open")
 

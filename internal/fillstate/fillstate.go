@@ -1,12 +1,14 @@
 // Package fillstate keeps the fill flow's State in the state directory, so
 // that separate `fillgate fill` processes on the CDP path share it: the
 // one-prompt-per-service claim, the no-response cool-downs, the
-// per-agent request rate and the leases. It holds service names, agent
+// per-agent request rate, the leases, and what the native-messaging host
+// keeps too: the services barred from the clean room and the browser
+// profiles whose extension's pause switch is on. It holds service names, agent
 // keys, accounts, origins and times; never a value.
 //
 // Layout, inside the directory:
 //
-//	cdp-state.json       cool-downs, recent request times and leases (JSON)
+//	cdp-state.json       cool-downs, recent request times, leases, bars and pauses (JSON)
 //	cdp-state.lock       serialises read-modify-write of cdp-state.json
 //	claims/<hash>.lock   one per service; held locked while its prompt is open
 //
@@ -56,6 +58,7 @@ type Dir struct {
 var (
 	_ fill.State  = (*Dir)(nil)
 	_ fill.Leases = (*Dir)(nil)
+	_ fill.Bars   = (*Dir)(nil)
 )
 
 // Open returns the State kept in dir (usually dirs.State), creating dir
@@ -75,6 +78,16 @@ type state struct {
 	Cooldowns []cooldown             `json:"cooldowns,omitempty"`
 	Requests  map[string][]time.Time `json:"requests,omitempty"` // by agent key
 	Leases    []fill.Lease           `json:"leases,omitempty"`
+	Bars      []bar                  `json:"bars,omitempty"`
+	// Paused are the browser profiles whose extension's pause switch is
+	// on, by Pauses's key.
+	Paused []string `json:"paused,omitempty"`
+}
+
+// bar is a service barred from the clean room (fill.Bars).
+type bar struct {
+	Service string    `json:"service"`
+	Until   time.Time `json:"until"`
 }
 
 type cooldown struct {
@@ -141,6 +154,56 @@ func (d *Dir) NoteNoResponse(agentKey, service string, until time.Time) error {
 			return c.Agent == agentKey && c.Service == service
 		})
 		s.Cooldowns = append(s.Cooldowns, cooldown{Agent: agentKey, Service: service, Until: until})
+		return true
+	})
+}
+
+// Barred implements fill.Bars. If the state cannot be read the service
+// is barred (for a minute: the next request reads it again).
+func (d *Dir) Barred(service string, now time.Time) (time.Time, bool) {
+	var until time.Time
+	err := d.read(func(s *state) {
+		for _, b := range s.Bars {
+			if b.Service == service && now.Before(b.Until) && b.Until.After(until) {
+				until = b.Until
+			}
+		}
+	})
+	if err != nil {
+		return now.Add(time.Minute), true
+	}
+	return until, !until.IsZero()
+}
+
+// Bar implements fill.Bars.
+func (d *Dir) Bar(service string, until time.Time) error {
+	return d.update(time.Now(), func(s *state) bool {
+		s.Bars = append(slices.DeleteFunc(s.Bars, func(b bar) bool { return b.Service == service }), bar{Service: service, Until: until})
+		return true
+	})
+}
+
+// Paused reports whether the extension's pause switch of the browser
+// profile key is on. If the state cannot be read it is (fills then wait
+// for the next read).
+func (d *Dir) Paused(key string) bool {
+	paused := true
+	err := d.read(func(s *state) { paused = slices.Contains(s.Paused, key) })
+	return err != nil || paused
+}
+
+// SetPaused records the pause switch of the browser profile key.
+func (d *Dir) SetPaused(key string, paused bool) error {
+	return d.update(time.Now(), func(s *state) bool {
+		was := slices.Contains(s.Paused, key)
+		if was == paused {
+			return false
+		}
+		if paused {
+			s.Paused = append(s.Paused, key)
+		} else {
+			s.Paused = slices.DeleteFunc(s.Paused, func(k string) bool { return k == key })
+		}
 		return true
 	})
 }
@@ -365,6 +428,7 @@ func (d *Dir) store(s *state) error {
 func prune(s *state, now time.Time) {
 	s.Cooldowns = slices.DeleteFunc(s.Cooldowns, func(c cooldown) bool { return !now.Before(c.Until) })
 	s.Leases = slices.DeleteFunc(s.Leases, func(l fill.Lease) bool { return !now.Before(l.Until) })
+	s.Bars = slices.DeleteFunc(s.Bars, func(b bar) bool { return !now.Before(b.Until) })
 	for k, ts := range s.Requests {
 		ts = slices.DeleteFunc(ts, func(t time.Time) bool { return now.Sub(t) > keepHits })
 		if len(ts) == 0 {

@@ -184,6 +184,27 @@ func TestNoteNoResponseReplacesAndExpires(t *testing.T) {
 	}
 }
 
+// TestBarsAreSharedAndExpire: a bar set through one Dir is seen by
+// another on the same directory (the host's and the CDP path's), holds
+// its service only, and ends.
+func TestBarsAreSharedAndExpire(t *testing.T) {
+	dir := stateDir(t)
+	now := time.Now()
+	if err := open(t, dir).Bar("s.test", now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	d := open(t, dir)
+	if until, ok := d.Barred("s.test", now); !ok || !until.Equal(now.Add(time.Hour)) {
+		t.Fatalf("the bar is not seen by another Dir: %v %v", until, ok)
+	}
+	if _, ok := d.Barred("other.test", now); ok {
+		t.Error("the bar holds another service")
+	}
+	if _, ok := d.Barred("s.test", now.Add(2*time.Hour)); ok {
+		t.Error("the bar did not end")
+	}
+}
+
 func TestAllowSlidingWindow(t *testing.T) {
 	d := open(t, stateDir(t))
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
@@ -375,5 +396,25 @@ func TestLeasesAcrossProcesses(t *testing.T) {
 	}
 	if live, _ := d.LiveLeases(now); len(live) != 0 {
 		t.Fatalf("after the end: %+v", live)
+	}
+}
+
+// TestPausedIsKeptByProfile: the pause switch of one profile's extension
+// is seen by another Dir on the directory, holds that profile only, and
+// is switched off.
+func TestPausedIsKeptByProfile(t *testing.T) {
+	dir := stateDir(t)
+	if err := open(t, dir).SetPaused("ext chromium default", true); err != nil {
+		t.Fatal(err)
+	}
+	d := open(t, dir)
+	if !d.Paused("ext chromium default") || d.Paused("ext chromium work") {
+		t.Fatal("the pause is not kept for its profile only")
+	}
+	if err := d.SetPaused("ext chromium default", false); err != nil {
+		t.Fatal(err)
+	}
+	if open(t, dir).Paused("ext chromium default") {
+		t.Fatal("the pause was not switched off")
 	}
 }

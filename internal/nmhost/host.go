@@ -26,6 +26,7 @@ import (
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/drivable"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/fillstate"
 	"github.com/fillgate/fillgate/internal/harden"
 	"github.com/fillgate/fillgate/internal/keychain"
 	"github.com/fillgate/fillgate/internal/logfile"
@@ -103,9 +104,21 @@ func Run(ctx context.Context, cfg Config) error {
 		Name:   name,
 		Env:    env,
 	})
-	br = bridge.New(port, bridge.WithVersion(manifest.Version), bridge.WithLogger(log),
+	// What outlives this host, shared with the CDP path: the bars on the
+	// clean room, and the extension's pause switch of this profile (which
+	// a page of the extension opened in a tab could otherwise switch off
+	// by writing the extension's storage).
+	var bars fill.Bars = state
+	opts := []bridge.Option{bridge.WithVersion(manifest.Version), bridge.WithLogger(log),
 		bridge.WithLeases(state.LiveLeases, state.EndLease),
-		bridge.WithFamily(cfg.Caller.Family), bridge.WithDriveProbe(probe.Check))
+		bridge.WithFamily(cfg.Caller.Family), bridge.WithDriveProbe(probe.Check)}
+	if st, err := fillstate.Open(filepath.Join(stateDir, "cdp")); err == nil {
+		bars = st
+		opts = append(opts, bridge.WithPauseRecord(pauseRecord{st, cfg.Caller.ID + " " + name + " " + profile}))
+	} else {
+		log.Error("state dir: the clean room's bars and the pause switch are kept in memory only", "err", err)
+	}
+	br = bridge.New(port, opts...)
 
 	l, err := agentsock.Listen(runDir)
 	if err != nil {
@@ -129,11 +142,12 @@ func Run(ctx context.Context, cfg Config) error {
 		rooms:   filepath.Join(runDir, "rooms"),
 
 		browserPID: browserPID,
+		bars:       bars,
 	}
 	if p, err := procinfo.Get(browserPID); err == nil {
 		b.exe = p.Exe
 	}
-	if pol, err := policy.Load(policyPath); err == nil {
+	if pol, err := policy.Load(policyPath); err == nil && cfg.Caller.Family != manifest.Firefox {
 		b.spare = cleanroom.NewSpare(ctx, cleanroom.Config{Dir: b.rooms, Browser: pol.RoomBrowser, DrivenExe: b.exe, Log: log})
 	}
 	srv := &server{
@@ -203,6 +217,7 @@ type browser struct {
 	log     *slog.Logger
 	socket  string
 	rooms   string // where clean rooms keep their throw-away profiles
+	bars    fill.Bars
 	exe     string // the browser's executable, "" when unknown
 	// browserPID is the browser's main process.
 	browserPID int
@@ -233,12 +248,14 @@ func (b *browser) engine(pol *policy.Policy) *fill.Engine {
 		Passkeys:   passkeyring.Port{Store: b.keyring},
 		CleanRoom: cleanroom.New(cleanroom.Config{
 			Driven:    drivenTab{Bridge: b.bridge, family: string(b.caller.Family)},
+			Firefox:   b.caller.Family == manifest.Firefox,
 			Dir:       b.rooms,
 			Browser:   pol.RoomBrowser,
 			DrivenExe: b.exe,
 			Spare:     b.spare,
 			Log:       b.log,
 		}),
+		Bars:      b.bars,
 		Audit:     b.audit,
 		Log:       b.log,
 		OnOutcome: b.bridge.Outcome,
@@ -400,3 +417,13 @@ func cmpName(name string) string {
 	}
 	return name
 }
+
+// pauseRecord is the pause switch of one browser profile's extension, in
+// the state directory.
+type pauseRecord struct {
+	st  *fillstate.Dir
+	key string
+}
+
+func (p pauseRecord) Paused() bool                { return p.st.Paused(p.key) }
+func (p pauseRecord) SetPaused(paused bool) error { return p.st.SetPaused(p.key, paused) }

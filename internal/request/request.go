@@ -190,6 +190,7 @@ func fillCDP(ctx context.Context, checked fill.Checked, o Options, pol *policy.P
 		// A program drives every browser on this path: the login happens
 		// in a clean room, unless the person's policy says otherwise.
 		CleanRoom: cleanroom.New(cleanroom.Config{Driven: b, Dir: filepath.Join(runDir, "rooms"), Browser: pol.RoomBrowser, Log: log}),
+		Bars:      st,
 		Audit:     audit.Open(stateDir),
 		Log:       log,
 	}

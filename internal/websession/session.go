@@ -133,8 +133,10 @@ func Diff(before, after []Cookie) Changes {
 }
 
 // Site is the registrable domain (eTLD+1) of host, the unit cookies are
-// shared in: "example.com" for "login.example.com". An IP address,
-// localhost or a name that is itself a public suffix is its own site.
+// shared in: "example.com" for "login.example.com". An IP address or
+// localhost is its own site; a name that is itself a public suffix
+// ("com", "github.io") is no site: "" (its cookies would be every site's
+// under it).
 func Site(host string) string {
 	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 	if net.ParseIP(host) != nil || host == "localhost" || strings.HasSuffix(host, ".localhost") {
@@ -142,7 +144,7 @@ func Site(host string) string {
 	}
 	site, err := publicsuffix.EffectiveTLDPlusOne(host)
 	if err != nil {
-		return host
+		return ""
 	}
 	return site
 }

@@ -87,7 +87,9 @@ func TestSite(t *testing.T) {
 		"[::1]":              "::1",
 		"localhost":          "localhost",
 		"app.localhost":      "app.localhost",
-		"github.io":          "github.io",
+		"github.io":          "",
+		"com":                "",
+		"":                   "",
 		"user.github.io":     "user.github.io",
 		"Login.Example.COM.": "example.com",
 	} {

@@ -31,7 +31,7 @@ type Archetype struct {
 // names are the archetypes Archetypes returns; extras are the others.
 var (
 	names  = []string{"form", "token", "steps", "memory", "oauth", "csrf", "cookies", "hashed"}
-	extras = []string{"dbsc", "redirect307", "leaky"}
+	extras = []string{"dbsc", "redirect307", "leaky", "reflect", "beacon"}
 )
 
 // Archetype returns the archetype called name. The archetypes are:
@@ -57,6 +57,13 @@ var (
 //     /collect, which would accept the password (not in Archetypes).
 //   - "leaky": a fetch login that also keeps the password, base64-encoded,
 //     in localStorage ("remember me" done wrong; not in Archetypes).
+//   - "reflect": "form", on a login page that echoes, unescaped, its
+//     cookie banner, its query parameter msg and its fragment (a script
+//     injection reached only by what the browser's own user sets; not in
+//     Archetypes).
+//   - "beacon": "form", on a login page whose script also sends the
+//     password to IdP's /collect as the form is submitted (a hostile or
+//     compromised page; not in Archetypes).
 //
 // It panics for any other name.
 func (s *Site) Archetype(name string) Archetype {
@@ -70,7 +77,7 @@ func (s *Site) Archetype(name string) Archetype {
 		}
 	}
 	switch name {
-	case "form", "csrf", "cookies", "hashed", "dbsc", "leaky":
+	case "form", "csrf", "cookies", "hashed", "dbsc", "leaky", "reflect", "beacon":
 		return paths(s.App)
 	case "token":
 		a := paths(s.App)
@@ -92,7 +99,8 @@ func (s *Site) Archetype(name string) Archetype {
 	panic(fmt.Sprintf("sessionsite: no archetype %q", name))
 }
 
-// Archetypes returns every archetype but "dbsc", "redirect307" and "leaky".
+// Archetypes returns every archetype but the extras (dbsc, redirect307,
+// leaky, reflect, beacon).
 func (s *Site) Archetypes() []Archetype {
 	out := make([]Archetype, len(names))
 	for i, n := range names {

@@ -11,6 +11,8 @@ import (
 func (s *Site) appHandler() http.Handler {
 	mux := http.NewServeMux()
 	s.formRoutes(mux, "form", "sid", nil)
+	s.formRoutes(mux, "reflect", "reflect_sid", nil)
+	s.formRoutes(mux, "beacon", "beacon_sid", nil)
 	s.formRoutes(mux, "dbsc", "dbsc_sid", func(w http.ResponseWriter) {
 		w.Header().Set("Secure-Session-Registration", `(ES256);path="/dbsc/register";challenge="c1"`)
 	})
@@ -33,7 +35,14 @@ func (s *Site) appHandler() http.Handler {
 func (s *Site) formRoutes(mux *http.ServeMux, arch, name string, extra func(http.ResponseWriter)) {
 	prefix := "/" + arch
 	mux.HandleFunc("GET "+prefix+"/login", func(w http.ResponseWriter, r *http.Request) {
-		page(w, http.StatusOK, "Sign in", loginForm(prefix+"/login", "", ""))
+		body := loginForm(prefix+"/login", "", "")
+		switch arch {
+		case "reflect":
+			body += reflected(r)
+		case "beacon":
+			body += beaconScript(s.IdP + "/collect")
+		}
+		page(w, http.StatusOK, "Sign in", body)
 	})
 	mux.HandleFunc("POST "+prefix+"/login", func(w http.ResponseWriter, r *http.Request) {
 		if !s.rightPassword(r.PostFormValue("user"), r.PostFormValue("password")) {

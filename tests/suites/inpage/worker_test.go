@@ -210,8 +210,8 @@ func TestServiceWorker(t *testing.T) {
 	t.Run("paused", func(t *testing.T) {
 		tb := openTab(t, bctx, srv.URL+"/password")
 		tb.focus("f")
-		w.call(nil, `function () { return chrome.storage.local.set({ paused: true }); }`)
-		defer w.call(nil, `function () { return chrome.storage.local.set({ paused: false }); }`)
+		w.call(nil, `function () { return setPaused(true); }`)
+		defer w.call(nil, `function () { return setPaused(false); }`)
 		r := w.answer(map[string]any{"id": 1, "type": "inspect"})
 		if r.Type != "inspected" || !r.Paused {
 			t.Fatalf("inspect = %+v; want paused", r)
