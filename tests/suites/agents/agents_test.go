@@ -30,55 +30,84 @@ func testContext(t testing.TB, d time.Duration) context.Context {
 // svc is the service of the login site on 127.0.0.1.
 const svc = "127.0.0.1"
 
+// inPagePolicy is basePolicy where the person lets fillgate type into
+// the agent's browser, which a program drives (driven = "in-page"):
+// a value the person types goes into the page, as in a browser nothing
+// drives, for the tests of what the tools see of a field a fill typed
+// into.
+const inPagePolicy = basePolicy + "driven = \"in-page\"\n"
+
 // TestNeverInTheAgentsTools: after an ok fill, on either path, for either
 // kind of field, the agent's own tools, attached to the browser the whole
 // time, find the value nowhere: not in a result, not in a file they saved,
-// not in the page (the field is empty or gone). then=none is the
-// documented exception, and its result says so.
+// not in the page. The browser has a debugging port, so a program can
+// drive it: under the person's default (the clean room) fillgate logs in
+// in a browser of its own and the agent's tab is handed the session; where
+// the person lets fillgate type into the agent's browser (driven =
+// "in-page") the field the fill typed into is empty or gone once the
+// result is back. then=none is the documented exception, in the page only
+// (the clean room refuses it: TestAttackAgentsCannotAnswer), and its
+// result says so.
 func TestNeverInTheAgentsTools(t *testing.T) {
 	t.Parallel()
 	r, tools := newToolsRig(t, 6*time.Minute)
 	agent := fillgateMCP(t, r.ctx, tools.d, "fillgate-mcp", r.env)
 
 	for _, via := range []string{fill.ViaExtension, fill.ViaCDP} {
-		for _, c := range []struct {
-			name, path, field, id string
+		for _, mode := range []struct {
+			name, policy string
+			cleanRoom    bool
 		}{
-			{"password", "/login", fill.FieldPassword, "pw"},
-			{"one-time code", "/otp", fill.FieldOTP, "otp"},
+			{"clean room", basePolicy, true},
+			{"in-page", inPagePolicy, false},
 		} {
-			t.Run(via+"/"+c.name, func(t *testing.T) {
-				secret := r.secret(t)
-				if c.field == fill.FieldOTP {
-					secret = r.code(t)
-				}
-				tb := r.open(t, r.site1, c.path)
-				tb.focus(c.id)
-				m := tools.mark(t)
-				run, p := r.ask(t, "--service", svc, "--field", c.field, "--via", via)
-				p.send(secret)
-				res := run.result(t)
-				if res.Status != fill.StatusOK || res.Via != via || res.Origin != r.site1.origin {
-					t.Fatalf("result %+v; want ok via %s into %s", res, via, r.site1.origin)
-				}
-				// Right away, as an agent would look after a login.
-				tools.readPage(t, tb, secret, m)
-				if !tb.holdsNowhere(secret) {
-					t.Errorf("the page still holds the value after the fill returned (the %s field is neither empty nor gone)", c.name)
-				}
-				r.waitPromptClosed(t, p)
-				r.scanFillgate(t, secret)
-			})
+			for _, c := range []struct {
+				name, path, field, id string
+			}{
+				{"password", "/login", fill.FieldPassword, "pw"},
+				{"one-time code", "/otp", fill.FieldOTP, "otp"},
+			} {
+				t.Run(via+"/"+mode.name+"/"+c.name, func(t *testing.T) {
+					r.writePolicy(mode.policy)
+					defer r.writePolicy(basePolicy)
+					secret := r.secret(t)
+					if c.field == fill.FieldOTP {
+						secret = r.code(t)
+					}
+					tb := r.open(t, r.site1, c.path)
+					tb.focus(c.id)
+					m := tools.mark(t)
+					run, p := r.ask(t, "--service", svc, "--field", c.field, "--via", via)
+					p.send(secret)
+					res := run.result(t)
+					if res.Status != fill.StatusOK || res.Via != via || res.Origin != r.site1.origin {
+						t.Fatalf("result %+v; want ok via %s into %s", res, via, r.site1.origin)
+					}
+					handed := res.HandedOver != nil && *res.HandedOver && res.TabOrigin == r.site1.origin
+					if handed != mode.cleanRoom || (!mode.cleanRoom && res.HandedOver != nil) {
+						t.Errorf("result %+v; want it handed over to the agent's tab from the clean room: %v", res, mode.cleanRoom)
+					}
+					// Right away, as an agent would look after a login.
+					tools.readPage(t, tb, secret, m)
+					if !tb.holdsNowhere(secret) {
+						t.Errorf("the page still holds the value after the fill returned (the %s field is neither empty nor gone)", c.name)
+					}
+					r.waitPromptClosed(t, p)
+					r.scanFillgate(t, secret)
+				})
+			}
 		}
 
 		// then=none is the documented exception: the value stays in the
 		// field, and the result says the page (and any tool reading it)
 		// can see it. (Through the MCP tool, the agent's usual way.)
-		t.Run(via+"/then none says the page can see the field", func(t *testing.T) {
+		t.Run(via+"/in-page/then none says the page can see the field", func(t *testing.T) {
+			policy := inPagePolicy
 			if via == fill.ViaCDP {
-				r.writePolicy(basePolicy + "via = \"cdp\"\n")
-				defer r.writePolicy(basePolicy)
+				policy += "via = \"cdp\"\n"
 			}
+			r.writePolicy(policy)
+			defer r.writePolicy(basePolicy)
 			secret := r.secret(t)
 			tb := r.open(t, r.site1, "/login")
 			tb.focus("pw")
@@ -95,8 +124,8 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := mcpResult(t, raw)
-			if res.Status != fill.StatusOK || res.Via != via || raw.IsError {
-				t.Fatalf("result %+v (isError %v); want ok via %s", res, raw.IsError, via)
+			if res.Status != fill.StatusOK || res.Via != via || raw.IsError || res.HandedOver != nil {
+				t.Fatalf("result %+v (isError %v); want ok via %s, in the page", res, raw.IsError, via)
 			}
 			if !strings.Contains(res.Detail, "can see") {
 				t.Errorf("the detail %q does not say that the page, and any tool reading it, can see the field", res.Detail)

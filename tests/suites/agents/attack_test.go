@@ -36,7 +36,9 @@ var chooseFillSaved = []string{"Tab", "Tab", "Return"}
 // to the person's browser, attack a fill while it waits for the person,
 // on both paths, with the person's default prompt = "auto". The browser
 // has a debugging port, so the person answers in the native dialog
-// (pinentry on a private X display), never in the browser:
+// (pinentry on a private X display), never in the browser, and, under the
+// person's default driven = "clean-room", fillgate logs in in its clean
+// room (a browser of its own) and hands the agent's tab the session:
 //
 //   - typed: while the dialog is open, the agent lists every page
 //     (browser_tabs, list_pages; a raw CDP client and /json/list too):
@@ -44,30 +46,36 @@ var chooseFillSaved = []string{"Tab", "Tab", "Return"}
 //     in every page it sees and finds nothing to click; the person types
 //     in the dialog and the listeners caught nothing; the agent types its
 //     own value into the login field; the person presses Enter: the login
-//     server receives exactly what the person typed, once.
+//     server receives exactly what the person typed, once, and the
+//     agent's tab is handed the session.
 //   - saved (approval each): the agent finds nothing to approve with;
 //     the person presses Escape in the dialog: cancelled, nothing
 //     inserted, the login server received nothing.
 //   - no native dialog possible (the policy's pinentry does not exist;
 //     on the CDP path also `fillgate fill` without a display): refused
 //     with the fix; no prompt page, no dialog.
-//   - no person (a lease; approval = "none"), and the agent asks to
-//     leave the value in the field (--then none, MCP then: "none"): it
-//     is submitted anyway, and a DOM read and the tools' snapshots right
-//     after the result never show it.
+//   - no person (a lease; approval = "none"): the saved value goes only
+//     into the clean room; the login server gets it once, the agent's tab
+//     ends on the page the login ended on, and listeners the agent put
+//     into the login page beforehand, a DOM read and the tools' snapshots
+//     right after the result never show it. Where the agent asks to leave
+//     the value in the field (--then none, MCP then: "none"), the clean
+//     room leaves nothing in the agent's page, so the request is refused
+//     with the fix, before anything is read: nothing inserted, nothing
+//     sent, no dialog, no notice.
 //
 // Every result, the tools' transcripts and files, fillgate's log and
 // audit log, and every file under the rig's root are scanned for every
 // secret, and nothing of the rig outlives the test.
 //
-// Not covered, because no prompt can prevent it: script an agent puts
-// into the login page itself (browser_evaluate there while the fill
-// waits) sees the insert as the page's own script does (the input
-// event's data, the field's value at submit) and can keep it past the
-// navigation (sessionStorage, window.name) or send it anywhere. The
-// README says so ("What CDP can and cannot guarantee": whoever holds the
-// debugging port holds the browser). This test reads the listeners back
-// only once the login has left that page.
+// Not covered here: the person's driven = "in-page", where fillgate types
+// a value the person typed into the agent's page. No prompt can prevent
+// what script an agent puts into the login page itself then sees (the
+// input event's data, the field's value at submit); it can keep it past
+// the navigation (sessionStorage, window.name) or send it anywhere. The
+// dialog says so, and so does docs/security.md. TestCleanRoomAgentsSeeNothing
+// shows that, under the default, the same script sees nothing, and its
+// control that in the page it does.
 func TestAttackAgentsCannotAnswer(t *testing.T) {
 	ctx := testContext(t, 5*time.Minute)
 	a := newAttackRig(t, ctx) // t.Setenv: not parallel
@@ -97,7 +105,7 @@ func TestAttackAgentsCannotAnswer(t *testing.T) {
 		t.Run(via+"/no native dialog can be shown: refused", func(t *testing.T) {
 			at.noDialog(t, tab1, via)
 		})
-		t.Run(via+"/no person: then none is submitted and cleared anyway", func(t *testing.T) {
+		t.Run(via+"/no person: the clean room logs in; then none is refused", func(t *testing.T) {
 			at.noPerson(t, tab2, via, saved, mcp, parent)
 		})
 	}
@@ -154,6 +162,7 @@ func (at *attacker) typed(t *testing.T, tb *tab, via string, parent func(*fillRu
 		a.logTail(t)
 		t.Fatalf("result %+v; want ok via %s, submitted", res, via)
 	}
+	wantHandedOver(t, res, via, a.site1.origin)
 	if !a.login1.gotOnly(a.ctx, posted, secret) {
 		t.Errorf("the login server did not receive exactly what the person typed, once (%d logins)", a.login1.count()-posted)
 	}
@@ -250,10 +259,23 @@ func wantRefused(t testing.TB, res fill.Result, via string, fix ...string) {
 	}
 }
 
+// wantHandedOver checks the result of a login fillgate made in its clean
+// room: ok, submitted there, and the session handed to the agent's tab,
+// which now shows origin.
+func wantHandedOver(t testing.TB, res fill.Result, via, origin string) {
+	t.Helper()
+	if res.Status != fill.StatusOK || res.Via != via || res.Submitted == nil || !*res.Submitted ||
+		res.HandedOver == nil || !*res.HandedOver || res.TabOrigin != origin || !strings.Contains(res.Detail, "logged in in fillgate's clean room") {
+		t.Errorf("result %+v; want ok via %s, logged in in fillgate's clean room and handed over to the agent's tab on %s", res, via, origin)
+	}
+}
+
 // noPerson: fills of the saved value that no person answers (under a
-// lease the person granted in the dialog for a fill that submitted, and
-// with approval = "none"), where the agent asks to leave the value in
-// the field: it is submitted and cleared anyway.
+// lease the person granted in the dialog, and with approval = "none").
+// The agent's browser is driven, so they go through the clean room: the
+// login server gets the value once, the agent's tab ends on the welcome
+// page, and nothing of the value reaches the agent's page. Where the
+// agent asks to leave the value in the field, the request is refused.
 func (at *attacker) noPerson(t *testing.T, tb *tab, via string, saved []byte, mcp *agenttools.Server, parent func(*fillRun) int) {
 	a := at.a
 	u, err := url.Parse(a.site2.origin)
@@ -274,23 +296,65 @@ func (at *attacker) noPerson(t *testing.T, tb *tab, via string, saved []byte, mc
 	w := a.awaitDialog(t, run, savedTitle+savedSvc, parent(run))
 	a.answer(t, w, chooseFillSaved...)
 	a.noDialogUntil(t, run.Done(), "another dialog after Fill saved password")
-	if res := run.result(t); res.Status != fill.StatusOK || !strings.Contains(res.Detail, "without a prompt until") {
+	res := run.result(t)
+	if res.Status != fill.StatusOK || !strings.Contains(res.Detail, "without a prompt until") {
 		t.Fatalf("result %+v; want ok, with a lease", res)
 	}
+	wantHandedOver(t, res, via, a.site2.origin)
 	welcome(t, tb)
 	if !a.login2.gotOnly(a.ctx, posted, saved) {
 		t.Errorf("the login server did not receive the saved value, once")
 	}
 
-	unasked := func(t *testing.T, how string, ask func(t *testing.T) fill.Result) {
+	// ask makes the agent's request, with then unless it is "".
+	type ask func(t *testing.T, then string) fill.Result
+	cli := func(t *testing.T, then string) fill.Result {
+		args := []string{"--service", savedSvc, "--via", via}
+		if then != "" {
+			args = append(args, "--then", then)
+		}
+		run := a.fill(t, args...)
+		a.noDialogUntil(t, run.Done(), noPersonNeeded)
+		return run.result(t)
+	}
+	viaMCP := func(t *testing.T, then string) fill.Result {
+		args := map[string]any{"service": savedSvc}
+		if then != "" {
+			args["then"] = then
+		}
+		call, err := mcp.Start("request_secret", args, agenttools.CallOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.noDialogUntil(t, call.Done(), noPersonNeeded)
+		raw, err := call.Wait(a.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mcpResult(t, raw)
+	}
+
+	// The clean room logs in: the agent armed its listeners in the login
+	// page before it asked, and reads the page right after the result.
+	cleanRoom := func(t *testing.T, how string, ask ask) {
 		ready(t, tb)
 		m := at.tools.mark(t)
 		posted := a.login2.count()
 		notices := len(a.notices.Notices())
-		res := ask(t)
-		if res.Status != fill.StatusOK || res.Via != via || res.Submitted == nil || !*res.Submitted ||
-			!strings.Contains(res.Detail, how) || !strings.Contains(res.Detail, "it was submitted although the agent asked to leave it in the field") {
-			t.Errorf("result %+v; want ok via %s, %s, submitted although then none", res, via, how)
+		pw, cd := at.find(t, "s="+tb.token)
+		for _, p := range []agentPage{pw, cd} {
+			if out, _ := at.eval(t, p, catchAllJS, false); !strings.Contains(out, "armed") {
+				t.Fatalf("%s: the listeners were not installed: %s", p, a.withheld([]byte(out)))
+			}
+		}
+		res := ask(t, "")
+		if res.Status != fill.StatusOK {
+			a.logTail(t)
+			t.Fatalf("result %+v; want ok %s, with no person", res, how)
+		}
+		wantHandedOver(t, res, via, a.site2.origin)
+		if !strings.Contains(res.Detail, how) {
+			t.Errorf("the detail %q does not say the value was used %s", res.Detail, how)
 		}
 		// Right after the result, as an agent reads the page.
 		at.readAfter(t, tb)
@@ -301,6 +365,12 @@ func (at *attacker) noPerson(t *testing.T, tb *tab, via string, saved []byte, mc
 			t.Errorf("the login server did not receive the saved value, once")
 		}
 		welcome(t, tb)
+		// What the listeners kept survives the navigation (sessionStorage,
+		// window.name); call scans it for every secret.
+		pw, _ = at.find(t, "s="+tb.token)
+		if out, _ := at.eval(t, pw, readAllJS, true); !strings.Contains(out, "kept=") {
+			t.Errorf("%s: reading back what the listeners kept failed: %s", pw, a.withheld([]byte(out)))
+		}
 		if via == fill.ViaCDP {
 			ns := a.notices.Notices()
 			if len(ns) != notices+1 {
@@ -312,31 +382,40 @@ func (at *attacker) noPerson(t *testing.T, tb *tab, via string, saved []byte, mc
 		}
 		at.scan(t, m)
 	}
-	cli := func(t *testing.T) fill.Result {
-		run := a.fill(t, "--service", savedSvc, "--via", via, "--then", "none")
-		a.noDialogUntil(t, run.Done(), noPersonNeeded)
-		return run.result(t)
+	// then none: refused before anything is read or inserted.
+	thenNone := func(t *testing.T, ask ask) {
+		ready(t, tb)
+		m := at.tools.mark(t)
+		posted := a.login2.count()
+		notices := len(a.notices.Notices())
+		res := ask(t, "none")
+		if res.Status != fill.StatusRefused || res.Via != via || res.Submitted != nil || res.HandedOver != nil ||
+			!strings.Contains(res.Detail, "clean room") || !strings.Contains(res.Detail, "(then none)") ||
+			!strings.Contains(res.Detail, `set driven = "in-page" for `+savedSvc) {
+			t.Errorf("result %+v; want refused via %s: the clean room cannot leave the value in the field, and the fix", res, via)
+		}
+		at.readAfter(t, tb)
+		if !pageIs(t, tb, `location.pathname === "/login"`) || !fieldEmpty(t, tb) || !tb.holdsNowhere(saved) {
+			t.Errorf("the login page changed, or its field holds something, after a refusal")
+		}
+		if n := a.login2.count() - posted; n != 0 {
+			t.Errorf("the login server received %d logins after a refusal; want none", n)
+		}
+		if via == fill.ViaCDP && len(a.notices.Notices()) != notices {
+			t.Errorf("a desktop notice for a refused request")
+		}
+		at.scan(t, m)
 	}
-	t.Run("lease, fillgate fill --then none", func(t *testing.T) {
-		unasked(t, "under a lease, with a notice and no prompt", cli)
+
+	t.Run("lease, fillgate fill --then none: refused", func(t *testing.T) { thenNone(t, cli) })
+	t.Run("lease, fillgate fill: the clean room logs in", func(t *testing.T) {
+		cleanRoom(t, "under a lease, with a notice and no prompt", cli)
 	})
 
 	a.writePolicy(attackPolicy(gtk2, top, "[service.\"127.0.0.2:"+u.Port()+"\"]\napproval = \"none\"\n"))
-	t.Run("approval none, fillgate fill --then none", func(t *testing.T) {
-		unasked(t, "with a notice and no prompt", cli)
-	})
-	t.Run("approval none, MCP request_secret then none", func(t *testing.T) {
-		unasked(t, "with a notice and no prompt", func(t *testing.T) fill.Result {
-			call, err := mcp.Start("request_secret", map[string]any{"service": savedSvc, "then": "none"}, agenttools.CallOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a.noDialogUntil(t, call.Done(), noPersonNeeded)
-			raw, err := call.Wait(a.ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return mcpResult(t, raw)
-		})
+	t.Run("approval none, fillgate fill --then none: refused", func(t *testing.T) { thenNone(t, cli) })
+	t.Run("approval none, MCP request_secret then none: refused", func(t *testing.T) { thenNone(t, viaMCP) })
+	t.Run("approval none, MCP request_secret: the clean room logs in", func(t *testing.T) {
+		cleanRoom(t, "with a notice and no prompt", viaMCP)
 	})
 }

@@ -7,10 +7,14 @@
 // One headless Chromium runs the real extension (unpacked by `fillgate
 // install`, which also writes the host manifest the browser starts the
 // host from) with a debugging port, so both paths are exercised against
-// the same browser: the extension, and `fillgate fill --via cdp`. After
-// every ok fill the agent tools read the page (snapshots, the tools that
-// save snapshots to their output folder, screenshots), and the secret must
-// be in none of their results or files, and no longer in the page.
+// the same browser: the extension, and `fillgate fill --via cdp`. That
+// browser can be driven (its debugging port is how the agent tools attach),
+// so by default fillgate logs in in its clean room and hands the agent's tab
+// the session; the tests of what the tools see of a field a fill typed into
+// set driven = "in-page", the person's consent to type into that browser.
+// After every ok fill the agent tools read the page (snapshots, the tools
+// that save snapshots to their output folder, screenshots), and the secret
+// must be in none of their results or files, and not in the page.
 //
 // The tests run on Linux with Debian's chromium and the npm packages
 // tests/setup installs; without them they fail, never skip. Run them with

@@ -76,6 +76,15 @@ func (l *progressLog) all() []agenttools.Progress {
 	return append([]agenttools.Progress(nil), l.ps...)
 }
 
+// progressMessage is a progress notification's message (a phase, or
+// whom the request waits for), or "".
+func progressMessage(p agenttools.Progress) string {
+	if p.Message == nil {
+		return ""
+	}
+	return *p.Message
+}
+
 // wantNoLateMessages checks what the driver saw of the server's cancelled
 // requests: the one request cancelled, no response for it, and no progress
 // for it after the server read the cancellation (one notification may
@@ -201,14 +210,18 @@ func TestMCPTimeouts(t *testing.T) {
 	ps := kept.all()
 	for i := 1; i < len(ps); i++ {
 		if gap := ps[i].MS - ps[i-1].MS; gap > 10_000 {
-			t.Errorf("%d ms between two progress notifications; want at most 10 s", gap)
+			t.Errorf("%d ms between two progress notifications (%q, then %q); want at most 10 s", gap, progressMessage(ps[i-1]), progressMessage(ps[i]))
 		}
 		if ps[i].Progress <= ps[i-1].Progress {
 			t.Errorf("progress went from %v to %v; it must increase", ps[i-1].Progress, ps[i].Progress)
 		}
 	}
 	if len(ps) == 0 || res.MS-ps[len(ps)-1].MS > 10_000 {
-		t.Errorf("no progress in the last 10 s before the result")
+		last := ""
+		if len(ps) > 0 {
+			last = progressMessage(ps[len(ps)-1])
+		}
+		t.Errorf("no progress in the last 10 s before the result (the last: %q)", last)
 	}
 
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)

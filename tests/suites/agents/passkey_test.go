@@ -32,6 +32,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
+	"github.com/fillgate/fillgate/tests/kit/hostwait"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/rp"
@@ -60,10 +61,18 @@ type pkRig struct {
 }
 
 // TestAgentsPasskey: passkeys for agents, driven by the agent's real
-// tools against a real relying party. The person enrols a passkey for
-// the agents (`fillgate passkey add`, approved in the native dialog, the
-// site's own button); then, under approval each:
+// tools against a real relying party. The agent's browser has a debugging
+// port, so a program drives it and could make an armed tab's passkey call
+// itself: under the person's default (driven = "clean-room") fillgate
+// refuses passkeys there, enrolment and sign-in alike, with the fix and
+// before anyone is asked. The person's policy then allows them for the
+// site (driven = "in-page"), approved each time in the native dialog; the
+// person enrols a passkey for the agents (`fillgate passkey add`,
+// approved in the dialog, the site's own button); then:
 //
+//   - the default refuses again: no dialog, no arm, nothing signed;
+//   - in the page, approval = "none" is no approval: the person is asked
+//     (and cancels);
 //   - the agent's real flow: request_secret {field passkey, no_wait}
 //     answers armed only once the person approved in the dialog; the
 //     agent clicks the site's passkey button with Playwright MCP's
@@ -76,7 +85,11 @@ type pkRig struct {
 //     call made by the agent itself (the known limit: one sign-in, no
 //     more), calls from frames it injects, reading and hooking the
 //     extension's service worker, and arming without the person from the
-//     extension's pages and its worker.
+//     extension's pages and its worker: the popup's page opened in a tab
+//     gets no answer to the popup's messages and cannot pause fillgate,
+//     and a host it connects itself, playing the extension, is refused
+//     as a second connection (audit event second_connection) while the
+//     extension's own host goes on.
 //
 // Every tool result and progress message, every file under the rig's
 // root, fillgate's outputs, log and audit log, the browser's output and
@@ -95,16 +108,20 @@ func TestAgentsPasskey(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.svc = "localhost:" + u.Port()
-	a.writePolicy(attackPolicy(gtk2, "", fmt.Sprintf("[service.%q]\napproval = \"each\"\n", p.svc)))
+	a.writePolicy(p.policy("each", ""))
 	info, err := browser.WaitTarget(ctx, a.bctx, "service_worker", manifest.ExtensionOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.worker, _ = chromedp.NewContext(a.bctx, chromedp.WithTargetID(info.TargetID))
 	p.tb = a.open(t, &site{origin: p.site.URL}, "/")
+	p.enrolRefused(t)
+	a.writePolicy(p.policy("each", drivenInPage))
 	p.enrol(t)
 	m := p.tools.mark(t)
 
+	t.Run("the default refuses: the program driving the browser could make the call", p.defaultRefuses)
+	t.Run("in the page, approval none still asks the person", p.noneStillAsks)
 	t.Run("the agent signs in: armed after the dialog, then browser_click", p.agentSignsIn)
 	t.Run("the person cancels: cancelled, no arm", p.personCancels)
 	t.Run("attack: the agent makes the armed call itself, once", p.attackArmedCall)
@@ -113,6 +130,46 @@ func TestAgentsPasskey(t *testing.T) {
 	t.Run("attack: arming without the person", p.attackUnapproved)
 
 	p.leakScan(t, m)
+}
+
+// drivenInPage is the policy line that allows passkeys (and typing into
+// the page) in the agent's browser, which a program drives.
+const drivenInPage = `driven = "in-page"`
+
+// policy is the rig's policy with the site's approval and one more line
+// for its service (drivenInPage, or "": the default, the clean room).
+func (p *pkRig) policy(approval, line string) string {
+	return attackPolicy(gtk2, "", fmt.Sprintf("[service.%q]\napproval = %q\n%s\n", p.svc, approval, line))
+}
+
+// wantDrivenRefusal checks the refusal of a passkey in the agent's browser
+// under the default: refused, with the fix.
+func (p *pkRig) wantDrivenRefusal(t testing.TB, res fill.Result) {
+	t.Helper()
+	if res.Status != fill.StatusRefused || res.Field != fill.FieldPasskey || !strings.Contains(res.Detail, "a program drives this browser") ||
+		!strings.Contains(res.Detail, `set driven = "in-page" for `+p.svc) || !strings.Contains(res.Detail, "approve each use in the dialog") {
+		t.Errorf("result %+v; want the passkey refused in a driven browser, with the fix (driven = \"in-page\", each use approved)", res)
+	}
+}
+
+// enrolRefused: under the default, `fillgate passkey add` is refused at
+// once, with the fix: no dialog, no arm, nothing registered.
+func (p *pkRig) enrolRefused(t *testing.T) {
+	t.Helper()
+	a := p.a
+	cmd := exec.CommandContext(a.ctx, fillgateBin, "passkey", "add", "--service", p.svc, "--account", "ada", "--json")
+	cmd.Env = a.env
+	run := fgrun.Start(t, cmd)
+	a.noDialogUntil(t, run.Done(), "a passkey is refused in a driven browser under the default")
+	res, _, err := run.Result(a.ctx)
+	a.keep(run.Stdout(), run.Stderr())
+	if err != nil {
+		t.Fatalf("fillgate passkey add: %v", err)
+	}
+	p.wantDrivenRefusal(t, res)
+	if n := p.arms(t); n != 0 || len(p.site.Registrations()) != 0 {
+		t.Fatalf("after the refusal: %d arms, %d registrations; want none", n, len(p.site.Registrations()))
+	}
 }
 
 // enrol has the person add the agents' passkey for ada: `fillgate passkey
@@ -394,6 +451,53 @@ func (p *pkRig) auditCount(t testing.TB) int {
 	return len(es)
 }
 
+// defaultRefuses: with the person's policy back to the default for the
+// site, the agent's request is refused with the fix, before anyone is
+// asked: no dialog, no arm, nothing signed; the refusal is audited.
+func (p *pkRig) defaultRefuses(t *testing.T) {
+	p.a.writePolicy(p.policy("each", ""))
+	defer p.a.writePolicy(p.policy("each", drivenInPage))
+	audits, count := p.auditCount(t), p.signCount()
+	call := p.ask(t)
+	p.a.noDialogUntil(t, call.Done(), "a passkey is refused in a driven browser under the default")
+	p.wantDrivenRefusal(t, p.result(t, call))
+	if n := p.arms(t); n != 0 {
+		t.Errorf("%d arms after the refusal", n)
+	}
+	p.wantAudit(t, audits+1, fill.StatusRefused)
+	if got := p.agentGet(t); !strings.HasPrefix(got, "not answered") {
+		t.Errorf("the agent's own get() after the refusal: %s", got)
+	}
+	if p.signCount() != count {
+		t.Error("the agents' passkey signed after the refusal")
+	}
+}
+
+// noneStillAsks: in the page, the person's approval = "none" for the site
+// does not let the passkey sign without them: the dialog asks, and the
+// person cancels.
+func (p *pkRig) noneStillAsks(t *testing.T) {
+	p.a.writePolicy(p.policy("none", drivenInPage))
+	defer p.a.writePolicy(p.policy("each", drivenInPage))
+	audits, count := p.auditCount(t), p.signCount()
+	call := p.ask(t)
+	w := p.dialog(t, call.Done(), passkeyTitle+p.svc)
+	if n := p.arms(t); n != 0 {
+		t.Errorf("%d arms before the person answered", n)
+	}
+	p.a.answer(t, w, "Escape")
+	if res := p.result(t, call); res.Status != fill.StatusCancelled {
+		t.Errorf("result %+v; want cancelled", res)
+	}
+	if n := p.arms(t); n != 0 {
+		t.Errorf("%d arms after the person cancelled", n)
+	}
+	p.wantAudit(t, audits+1, fill.StatusCancelled)
+	if p.signCount() != count {
+		t.Error("the agents' passkey signed after the person cancelled")
+	}
+}
+
 // agentSignsIn is the agent's real flow, with chrome-devtools-mcp
 // attached as an observer while the tab is armed and after the sign-in.
 func (p *pkRig) agentSignsIn(t *testing.T) {
@@ -647,7 +751,9 @@ const forgeJS = `async (page) => {
 
 // extensionPageJS runs in the extension's own page (popup.html, opened in
 // a tab by the agent): it messages the worker as the extension's pages
-// may, asking it to arm and to take a call.
+// may, asking it to arm and to take a call, and as the toolbar popup
+// does: for the state (outcomes, leases), to pause fills and to end a
+// lease.
 const extensionPageJS = `async () => {
   const send = (m) => chrome.runtime.sendMessage(m).then((r) => JSON.stringify(r ?? null), (e) => "error " + e.message);
   const deadline = new Date(Date.now() + 60000).toISOString();
@@ -655,14 +761,37 @@ const extensionPageJS = `async () => {
     arm: await send({ type: "passkey_arm", request: "agent-page", ceremony: "get", origin: %q, deadline }),
     call: await send({ type: "passkey_call", call: { ceremony: "get", challenge: "AAAA", rp_id: "localhost" } }),
     state: await send({ type: "state" }),
+    pause: await send({ type: "pause", paused: true }),
+    end_lease: await send({ type: "end_lease", id: "agent-page" }),
   });
 }`
 
+// secondHostJS runs in the extension's own page opened in a tab: it
+// connects a native-messaging host of its own and plays the extension
+// (its hello, with the extension's own instance id from its storage),
+// and reports whether the host hung up on it within 20 s, and the kinds
+// of the messages the host sent it.
+const secondHostJS = `async () => {
+  const { instance } = await chrome.storage.local.get("instance");
+  const port = chrome.runtime.connectNative("dev.fillgate.host");
+  const got = [];
+  port.onMessage.addListener((m) => got.push(String(m?.type ?? "?")));
+  const gone = new Promise((resolve) => port.onDisconnect.addListener(() => resolve("hung up")));
+  port.postMessage({ type: "hello", version: chrome.runtime.getManifest().version, user_agent: navigator.userAgent, paused: false, instance });
+  const out = await Promise.race([gone, new Promise((resolve) => setTimeout(() => resolve("still connected"), 20000))]);
+  if (out !== "hung up") port.disconnect();
+  return "second host: " + out + " " + JSON.stringify({ got, instance: typeof instance });
+}`
+
 // attackUnapproved: nothing signs without the person. The agent opens the
-// extension's popup page in a tab and messages the worker from it; arms
-// the site's tab in the worker itself and tells the host of a call under
-// a request of its own; then calls get() in the site's tab: nothing is
-// answered, no dialog shows, nothing is signed or audited.
+// extension's popup page in a tab and messages the worker from it (the
+// popup's messages get no answer there, and fills stay on); connects a
+// host of its own from it, playing the extension (refused as a second
+// connection, audited, while the extension's host goes on); arms the
+// site's tab in the worker itself and tells the host of a call under a
+// request of its own; then calls get() in the site's tab: nothing is
+// answered, no dialog shows, nothing is signed, and the refused
+// connection is all the audit log gains.
 func (p *pkRig) attackUnapproved(t *testing.T) {
 	audits, logins, count := p.auditCount(t), len(p.site.Logins()), p.signCount()
 	done := make(chan struct{})
@@ -680,6 +809,15 @@ func (p *pkRig) attackUnapproved(t *testing.T) {
 	if !strings.Contains(out, "state") || p.arms(t) != 0 {
 		t.Errorf("messaging the worker from its page: %s, %d arms; want no arm", p.a.withheld([]byte(out)), p.arms(t))
 	}
+	// The popup's messages from a tab: no state (its "connected" field),
+	// no pause.
+	if !strings.Contains(out, "end_lease") || strings.Contains(out, "connected") {
+		t.Errorf("the worker answered the popup's messages from the popup's page in a tab: %s", p.a.withheld([]byte(out)))
+	}
+	if paused, err := chromedp.Run(p.worker, chromedp.Evaluate[bool](`paused`)); err != nil || paused {
+		t.Errorf("after the popup's page in a tab asked to pause: the worker's paused is %v (%v); want fills on", paused, err)
+	}
+	p.secondHost(t)
 	tabs, _ := p.call(t, p.tools.pw, "browser_tabs", map[string]any{"action": "list"}, false)
 	if i, ok := listIndex(tabs, `(?m)^- (\d+): .*`, "popup.html"); ok {
 		p.call(t, p.tools.pw, "browser_tabs", map[string]any{"action": "close", "index": i}, false)
@@ -693,8 +831,44 @@ func (p *pkRig) attackUnapproved(t *testing.T) {
 		t.Errorf("get() under the agent's own arm: %s; want it not answered", got)
 	}
 	stopWatch()
-	if n := len(p.site.Logins()); n != logins || p.signCount() != count || p.auditCount(t) != audits {
-		t.Errorf("without the person: %d more logins, count %d (was %d), %d more audit entries; want nothing", n-logins, p.signCount(), count, p.auditCount(t)-audits)
+	if n := len(p.site.Logins()); n != logins || p.signCount() != count || p.auditCount(t) != audits+1 {
+		t.Errorf("without the person: %d more logins, count %d (was %d), %d more audit entries; want nothing but the refused connection",
+			n-logins, p.signCount(), count, p.auditCount(t)-audits)
+	}
+}
+
+// secondHost has the agent, in the extension's page in the selected tab,
+// connect a host of its own playing the extension: the host refuses it
+// as a second connection from the same browser and profile (it hangs up
+// and the audit log says so), and the extension's own host still serves
+// it, connected.
+func (p *pkRig) secondHost(t *testing.T) {
+	t.Helper()
+	a := p.a
+	audits := p.auditCount(t)
+	out, _ := p.call(t, p.tools.pw, "browser_evaluate", map[string]any{"function": secondHostJS}, false)
+	t.Logf("the agent's own host: %s", a.withheld([]byte(out)))
+	if !strings.Contains(out, "second host: hung up") || (!strings.Contains(out, `instance\":\"string`) && !strings.Contains(out, `instance":"string`)) {
+		t.Errorf("the host the agent connected from the extension's page, with the extension's instance, was not refused: %s", a.withheld([]byte(out)))
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, 20*time.Second)
+	defer cancel()
+	var es []fill.AuditEntry
+	_ = poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
+		var err error
+		es, err = audit.Open(a.stateDir).Recent(1000)
+		return len(es) > audits, err
+	})
+	var newest fill.AuditEntry
+	if len(es) > 0 {
+		newest = es[len(es)-1]
+	}
+	if len(es) != audits+1 || newest.Event != fill.EventSecondConnection || newest.Status != fill.StatusRefused {
+		t.Errorf("the audit log has %d new entries, the newest %+v; want one: the second connection, refused", len(es)-audits, newest)
+	}
+	hs, err := hostwait.Until(ctx, a.runDir, hostwait.One(hostwait.Connected))
+	if err != nil || hs[0].PID != a.host.PID {
+		t.Errorf("after the refused connection the extension's host %d does not serve alone, connected: %+v, %v", a.host.PID, hs, err)
 	}
 }
 

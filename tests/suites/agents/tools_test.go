@@ -75,6 +75,17 @@ func (r *rig) attachTools(t testing.TB) *agentTools {
 // for secret at once. It returns the result's text.
 func (a *agentTools) call(t testing.TB, s *agenttools.Server, secret []byte, tool string, args map[string]any) string {
 	t.Helper()
+	text, failed := a.try(t, s, secret, tool, args)
+	if failed {
+		t.Fatalf("%s failed: %s", tool, a.r.withheld([]byte(text)))
+	}
+	return text
+}
+
+// try is call for a call that may fail: it returns the result's text and
+// whether the tool flagged it an error.
+func (a *agentTools) try(t testing.TB, s *agenttools.Server, secret []byte, tool string, args map[string]any) (string, bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(a.r.ctx, 60*time.Second)
 	defer cancel()
 	res, err := s.Call(ctx, tool, args, agenttools.CallOptions{})
@@ -83,10 +94,28 @@ func (a *agentTools) call(t testing.TB, s *agenttools.Server, secret []byte, too
 	}
 	raw, _ := json.Marshal(res)
 	leakscan.Agent(t, secret, fmt.Sprintf("the result of %s", tool), raw)
-	if res.IsError {
-		t.Fatalf("%s failed: %s", tool, a.r.withheld([]byte(res.Text())))
+	return res.Text(), res.IsError
+}
+
+// tabs is Playwright MCP's list of tabs (browser_tabs list). A page that
+// closes while the tool reads the tabs' titles fails the whole listing
+// ("Target page, context or browser has been closed"): the prompt page,
+// which fillgate closes just before the result of a fill comes back, is
+// one. Listing again once that page is gone is what an agent does, and
+// what this does, once.
+func (a *agentTools) tabs(t testing.TB, secret []byte) string {
+	t.Helper()
+	args := map[string]any{"action": "list"}
+	text, failed := a.try(t, a.pw, secret, "browser_tabs", args)
+	if failed && strings.Contains(text, "has been closed") {
+		t.Logf("Playwright MCP's browser_tabs failed while a page closed; listing again: %s", a.r.withheld([]byte(text)))
+		time.Sleep(500 * time.Millisecond)
+		text, failed = a.try(t, a.pw, secret, "browser_tabs", args)
 	}
-	return res.Text()
+	if failed {
+		t.Fatalf("browser_tabs failed: %s", a.r.withheld([]byte(text)))
+	}
+	return text
 }
 
 // toolsMark is where a scenario began: how much the driver had printed
@@ -118,7 +147,7 @@ func (a *agentTools) readPage(t testing.TB, tb *tab, secret []byte, m toolsMark)
 	t.Helper()
 	mark := "s=" + tb.token
 
-	tabs := a.call(t, a.pw, secret, "browser_tabs", map[string]any{"action": "list"})
+	tabs := a.tabs(t, secret)
 	i, ok := listIndex(tabs, `(?m)^- (\d+): .*`, mark)
 	if !ok {
 		t.Fatalf("Playwright MCP does not list the tab: %s", a.r.withheld([]byte(tabs)))
