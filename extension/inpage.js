@@ -919,9 +919,28 @@ async function fillgateInPage(op, arg) {
     return { url: location.href, origin: location.origin, password, code };
   }
   if (op === "insert") {
-    const no = (reason) => ({ inserted: false, matched: false, reason });
     const value = arg.value;
     arg.value = null;
+    // A page that starts to leave while the checks wait a frame gets
+    // nothing (one kept in the back-forward cache would get the value
+    // when the person goes back, long after the answer).
+    let leaving = false;
+    const leave = () => { leaving = true; };
+    addEventListener("beforeunload", leave, true);
+    addEventListener("pagehide", leave, true);
+    try {
+      return await insertOp(value, () => leaving);
+    } finally {
+      removeEventListener("beforeunload", leave, true);
+      removeEventListener("pagehide", leave, true);
+    }
+  }
+  throw new Error("fillgateInPage: unknown op");
+
+  // insertOp checks the field again, inserts value and (then "submit")
+  // submits; left reports that the page began to leave.
+  async function insertOp(value, left) {
+    const no = (reason) => ({ inserted: false, matched: false, reason });
     if (location.origin !== arg.origin) return no("origin_changed");
     const m = tokens(), saved = m.get(arg.token);
     m.delete(arg.token);
@@ -942,8 +961,11 @@ async function fillgateInPage(op, arg) {
     if (typeof value !== "string" || value === "") return no("insert_failed");
     const parts = boxes ? Array.from(value) : [value];
     if (parts.length !== fields.length) return no("insert_failed");
-    // Nothing yields between the checks and the submit: a context that ends
-    // during the call ended after the insert.
+    if (left()) return no("page_left");
+    // Nothing yields from here to the insert. The mark, sent in the same
+    // task, tells the caller the insert happens, for an answer the page's
+    // own navigation loses.
+    mark();
     const then = arg.then === "none" ? "none" : "submit";
     const w = then === "submit" ? watch(fields) : null;
     let matched = true;
@@ -959,5 +981,18 @@ async function fillgateInPage(op, arg) {
       w.stop();
     }
   }
-  throw new Error("fillgateInPage: unknown op");
+  // mark tells the caller, at once, that the insert of call arg.nonce
+  // happens: over CDP through the binding arg.binding (in this isolated
+  // world only), in the extension by a message to its worker.
+  function mark() {
+    try {
+      if (typeof arg.binding === "string" && typeof globalThis[arg.binding] === "function") {
+        globalThis[arg.binding](String(arg.nonce));
+      } else if (!arg.binding && typeof arg.nonce === "string" && globalThis.chrome?.runtime?.sendMessage) {
+        globalThis.chrome.runtime.sendMessage({ type: "inserting", nonce: arg.nonce })?.catch?.(() => {});
+      }
+    } catch {
+      // No mark: a lost answer then reads as nothing inserted.
+    }
+  }
 }

@@ -274,15 +274,20 @@ const inserted = (v) => {
   return r;
 };
 // The frame's document went away while the insert ran (it navigated
-// without a beforeunload, the frame was removed, the tab closed): the
-// in-page function inserts before it yields, so the value went with it.
+// without a beforeunload, the frame was removed, the tab closed). The
+// in-page function marks the insert, in its task, with the call's nonce
+// (marks): marked, the value went with the page; not marked, the page
+// left before the insert, which then never happened.
 const goneMidCall = { type: "inserted", matched: true, navigated: true, unconfirmed: true };
+const marks = new Map(); // nonce → marked, for the inserts under way
+const gone = (nonce) => (marks.get(nonce) ? goneMidCall : notInserted("page_left"));
 
 async function insert(msg) {
   const { tab: tabId, frame, token, origins: want, kind, form } = msg;
   const then = msg.then === "none" ? "none" : "submit";
   let value = msg.value;
   delete msg.value;
+  const nonce = crypto.randomUUID();
   try {
     if (!Number.isInteger(tabId) || !Number.isInteger(frame) || typeof token !== "string" || !Array.isArray(want) || want.length === 0) {
       return fail("bad_request", "insert needs tab, frame, token and origins");
@@ -307,9 +312,10 @@ async function insert(msg) {
     // at beforeunload); executeScript never settles for a document that
     // went without that, so the call is bounded here too.
     let bound;
+    marks.set(nonce, false);
     const run = api.scripting.executeScript({
       target: { tabId, frameIds: [frame] }, world: "ISOLATED", func: fillgateInPage,
-      args: ["insert", { token, origin: want[0], kind, form: form ?? null, then, value }],
+      args: ["insert", { token, origin: want[0], kind, form: form ?? null, then, value, nonce }],
     });
     value = null;
     let results;
@@ -317,16 +323,17 @@ async function insert(msg) {
       results = await Promise.race([run, new Promise((resolve) => { bound = setTimeout(() => resolve(null), INSERT_BOUND); })]);
     } catch (e) {
       // "Frame with ID 0 was removed.": the tab closed during the call.
-      if (/was removed/i.test(String(e?.message))) return goneMidCall;
+      if (/was removed/i.test(String(e?.message))) return gone(nonce);
       throw e;
     } finally {
       clearTimeout(bound);
     }
     const v = results?.[0]?.result;
-    if (v == null || typeof v !== "object") return goneMidCall;
+    if (v == null || typeof v !== "object") return gone(nonce);
     if (!v.inserted) return notInserted(v.reason || "insert_failed");
     return inserted(v);
   } finally {
+    marks.delete(nonce);
     value = null; // drop the only reference this worker held
   }
 }
@@ -426,6 +433,12 @@ const fromPopup = (sender) => !sender.tab && sender.url === api.runtime.getURL("
 api.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   if (sender.id !== api.runtime.id) return false;
   if (msg?.type === "passkey_call") return sender.tab ? passkeyCall(msg, sender, sendResponse) : false;
+  if (msg?.type === "inserting") {
+    // An insert's mark, from the in-page function in a page's isolated
+    // world: only a nonce this worker handed out counts.
+    if (sender.tab && typeof msg.nonce === "string" && marks.has(msg.nonce)) marks.set(msg.nonce, true);
+    return false;
+  }
   if (!fromPopup(sender)) return false;
   const live = () => leases.filter((l) => Date.parse(l.until) > Date.now());
   const state = () => ({ connected: host !== null, host, paused, recent, leases: live(), version: VERSION });

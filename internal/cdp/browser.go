@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
@@ -270,7 +271,7 @@ func (b *Browser) attach(ctx context.Context, id target.ID) (*session, error) {
 	}
 	b.mu.Unlock()
 
-	book := newContextBook()
+	book := newContextBook(markBinding(b.world))
 	tctx, cancel := chromedp.NewContext(b.bctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel(),
 		chromedp.WithListener(book.listen))
 	// The first Run binds the session to tctx; ctx only bounds the attach.
@@ -287,6 +288,12 @@ func (b *Browser) attach(ctx context.Context, id target.ID) (*session, error) {
 	c := chromedp.FromContext(tctx)
 	detached, err := chromedp.Detached(tctx)
 	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("attach: %w", err)
+	}
+	// The in-page insert marks that it inserts through this binding, in
+	// fillgate's isolated world only: no page script sees it.
+	if _, err := cdp.Call(ctx, c.Target, runtime.AddBinding, runtime.AddBindingParams{Name: book.binding, ExecutionContextName: b.world}); err != nil {
 		cancel()
 		return nil, fmt.Errorf("attach: %w", err)
 	}

@@ -729,6 +729,22 @@ func TestInsertThen(t *testing.T) {
 		{"gone mid-call", fill.ThenSubmit, fakepage.Page{Submit: fakepage.GoesAway},
 			fill.Verdict{Inserted: true, Matched: true, Navigated: true, Unconfirmed: true}, false},
 	}
+	t.Run("gone before the insert", func(t *testing.T) {
+		s := fakecdp.New(t)
+		tg := page(s, "https://a.example/login", fill.FieldPassword)
+		tg.Root.SetForm(form)
+		tg.Root.LeavesBeforeInsert = true
+		b, _ := connect(t, s, cdp.Options{})
+		in, err := b.Inspect(step(t), fill.Request{Service: "a.example"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret := leakscan.NewSecret(t)
+		v, err := b.Insert(step(t), in, secret, fill.InsertOptions{})
+		if err != nil || v != (fill.Verdict{Reason: "page_left"}) {
+			t.Fatalf("verdict %+v, %v; want not inserted, page_left (no mark came)", v, err)
+		}
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := fakecdp.New(t)

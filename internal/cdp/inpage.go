@@ -75,7 +75,17 @@ type insertArg struct {
 	Kind   string         `json:"kind"`
 	Form   *fill.FormInfo `json:"form"`
 	Then   string         `json:"then"`
+	// Binding and Nonce: the in-page function calls the binding with the
+	// nonce in the task that inserts (markBinding).
+	Binding string `json:"binding,omitempty"`
+	Nonce   string `json:"nonce,omitempty"`
 }
+
+// markBinding is the name of the binding (Runtime.addBinding, in the
+// isolated world named world only) through which the in-page insert
+// marks that it inserts: when the page's own navigation loses the call's
+// answer, a mark says the value went in, no mark that it did not.
+func markBinding(world string) string { return world + "-mark" }
 
 // errContextGone reports that the isolated world's context no longer
 // exists: its frame navigated or went away.

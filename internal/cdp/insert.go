@@ -21,6 +21,7 @@ const (
 	reasonElementGone   = "element_gone"
 	reasonInsertFailed  = "insert_failed"
 	reasonNotUsable     = "not_usable"
+	reasonPageLeft      = "page_left"
 )
 
 // Insert implements fill.Browser. It brings the inspected tab to the
@@ -71,11 +72,18 @@ func (b *Browser) Insert(ctx context.Context, in fill.Inspection, value []byte, 
 	}
 
 	f := loc.focused()
-	meta := insertArg{Token: loc.token, Origin: f.origin, Kind: in.Field.Kind, Form: in.Form, Then: then}
+	nonce := newToken()
+	meta := insertArg{Token: loc.token, Origin: f.origin, Kind: in.Field.Kind, Form: in.Form, Then: then,
+		Binding: markBinding(b.world), Nonce: nonce}
 	res, err := f.world.insert(ctx, b.js, meta, value, f.roots)
+	marked := f.world.sess.contexts.marked(nonce)
 	switch {
 	case errors.Is(err, errLeftMidCall):
-		// The in-page function inserts before it first yields.
+		// The page left during the call: before the insert (it inserts
+		// nothing into a page that began to leave) unless it marked it.
+		if !marked {
+			return fill.Verdict{Reason: reasonPageLeft}, nil
+		}
 		return fill.Verdict{Inserted: true, Matched: true, Navigated: true, Unconfirmed: true}, nil
 	case errors.Is(err, errContextGone):
 		return fill.Verdict{Reason: b.navReason(ctx, loc, len(loc.chain)-1)}, nil

@@ -462,6 +462,8 @@ func explain(reason string) string {
 		return "the field is no longer visible and enabled"
 	case "form_changed":
 		return "the page changed where the field's form sends the value while the prompt was open"
+	case "page_left":
+		return "the page began to leave (it navigated, or its frame or tab closed) before the value went in"
 	case "":
 		return "the page refused"
 	}

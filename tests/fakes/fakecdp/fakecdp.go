@@ -107,8 +107,13 @@ type Frame struct {
 	Throw, ThrowOnInsert bool
 	// After is what the page does once a value is in: how it answers the
 	// submit (tests/fakes/fakepage). GoesAway answers the insert call with
-	// Chromium's "Inspected target navigated or closed".
+	// Chromium's "Inspected target navigated or closed", after the mark
+	// the in-page function sends through its binding.
 	After fakepage.Page
+	// LeavesBeforeInsert makes the document go before the insert: the
+	// call ends in "Inspected target navigated or closed" with no mark
+	// and nothing inserted.
+	LeavesBeforeInsert bool
 
 	form    *fill.FormInfo // the focused field's form; nil: no form
 	value   []byte         // the last inserted value

@@ -143,6 +143,8 @@ func (s *Server) sessionMethod(ss *session, msg *cdproto.Message) (any, []outgoi
 		}}}, nil, nil
 	case m == dom.CommandGetDocument:
 		return dom.GetDocumentResult{Root: &cdp.Node{NodeID: 1, BackendNodeID: 1, NodeType: 9, NodeName: "#document"}}, nil, nil
+	case m == runtime.CommandAddBinding:
+		return nil, nil, nil // the fake's in-page calls send no marks
 	case m == page.CommandCreateIsolatedWorld:
 		return s.createWorld(ss, msg)
 	case m == runtime.CommandCallFunctionOn:
@@ -279,12 +281,14 @@ func (s *Server) callFunction(ss *session, msg *cdproto.Message) (any, []outgoin
 			return nil, nil, errorf(-32602, "no arg")
 		}
 		var arg struct {
-			Token  string         `json:"token"`
-			Origin string         `json:"origin"`
-			Kind   string         `json:"kind"`
-			Form   *fill.FormInfo `json:"form"`
-			Then   string         `json:"then"`
-			Value  string         `json:"value"`
+			Token   string         `json:"token"`
+			Origin  string         `json:"origin"`
+			Kind    string         `json:"kind"`
+			Form    *fill.FormInfo `json:"form"`
+			Then    string         `json:"then"`
+			Value   string         `json:"value"`
+			Binding string         `json:"binding"`
+			Nonce   string         `json:"nonce"`
 		}
 		if err := json.Unmarshal(p.Arguments[1].Value, &arg); err != nil {
 			return nil, nil, errorf(-32602, "bad arg")
@@ -309,6 +313,16 @@ func (s *Server) callFunction(ss *session, msg *cdproto.Message) (any, []outgoin
 			return no("form_changed")
 		case arg.Value == "":
 			return no("insert_failed")
+		case f.LeavesBeforeInsert:
+			f.gen++ // gone before the insert: no mark, nothing in
+			return nil, nil, errorf(-32000, "Inspected target navigated or closed")
+		}
+		// The mark, as the in-page function sends it right before the
+		// insert, through the binding in the calling world.
+		var marks []outgoing
+		if arg.Binding != "" {
+			marks = append(marks, event(ss.conn, ss.id, "Runtime.bindingCalled",
+				map[string]any{"name": arg.Binding, "payload": arg.Nonce, "executionContextId": 1}))
 		}
 		clear(f.value)
 		f.value = []byte(arg.Value)
@@ -322,7 +336,7 @@ func (s *Server) callFunction(ss *session, msg *cdproto.Message) (any, []outgoin
 		f.holds = holds
 		if gone {
 			f.gen++ // the document is gone with its worlds
-			return nil, nil, errorf(-32000, "Inspected target navigated or closed")
+			return nil, marks, errorf(-32000, "Inspected target navigated or closed")
 		}
 		if v.Submitted {
 			f.submits++
