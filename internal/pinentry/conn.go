@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -17,12 +18,15 @@ import (
 const bufSize = 2 * (MaxLine + 2)
 
 // Conn is one Assuan session with a pinentry, over the program's stdout
-// (r) and stdin (w). One dialog at a time: it is not safe for concurrent
-// use, except that ctx ending hangs up from anywhere.
+// (r) and stdin (w). One dialog at a time: a call waits for the one
+// before it to end; ctx ending hangs up from anywhere.
 type Conn struct {
 	r      io.Reader
 	w      io.Writer
 	hangup func()
+	// mu is held for each exchange (a command and its answer) and guards
+	// everything below.
+	mu sync.Mutex
 	// buf holds what was read and not yet taken, buf[:n]. Every byte of a
 	// line is zeroed once the line is handled.
 	buf [bufSize]byte
@@ -153,7 +157,14 @@ func (c *Conn) command(ctx context.Context, cmd, text string) error {
 // are unescaped onto *data, which must have spare capacity (nil: a D line
 // is a protocol error); on any error *data is zeroed. When ctx ends, the
 // session is hung up and do returns an error wrapping ctx.Err().
-func (c *Conn) do(ctx context.Context, cmd []byte, data *[]byte) (err error) {
+func (c *Conn) do(ctx context.Context, cmd []byte, data *[]byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exchange(ctx, cmd, data)
+}
+
+// exchange is do with c.mu held.
+func (c *Conn) exchange(ctx context.Context, cmd []byte, data *[]byte) (err error) {
 	defer func() {
 		if err != nil && data != nil {
 			clear((*data)[:cap(*data)])

@@ -96,22 +96,30 @@ func (p *Process) Exited() <-chan struct{} {
 	return p.exited
 }
 
-// Close says BYE (when the session is still usable, waiting at most a
-// moment), kills the program's process group and waits for the program.
-// It is safe to call more than once.
+// Close says BYE (when the session is still usable and no dialog is
+// shown, waiting at most a moment), kills the program's process group and
+// waits for the program. It is safe to call more than once, and from
+// another goroutine while a dialog is shown: that dialog's call then
+// returns an error matching ErrClosed.
 func (p *Process) Close() {
 	p.once.Do(func() {
 		p.stop()
-		if p.Conn.broken == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			_ = p.Bye(ctx)
-			cancel()
+		c := p.Conn
+		if c.mu.TryLock() {
+			if c.broken == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				_ = c.exchange(ctx, []byte("BYE\n"), nil)
+				cancel()
+			}
+			c.mu.Unlock()
 		}
 		p.kill()
 		_ = p.in.Close()
 		<-p.exited
-		_ = p.out.Close()
-		p.Conn.fail(ErrClosed)
+		_ = p.out.Close() // a read still blocked on it returns
+		c.mu.Lock()
+		c.fail(ErrClosed)
+		c.mu.Unlock()
 	})
 }
 

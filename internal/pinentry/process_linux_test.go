@@ -143,6 +143,33 @@ func TestProcessCloseKills(t *testing.T) {
 	waitGone(t, p.Pid(), time.Second, "pinentry")
 }
 
+// TestProcessCloseWhileADialogIsShown: Close from another goroutine ends
+// a dialog that is shown (the dialog's call returns ErrClosed) without
+// racing it for the session (go test -race fails this without Conn's
+// lock), and the program is gone.
+func TestProcessCloseWhileADialogIsShown(t *testing.T) {
+	p := start(t, t.Context(), "hang")
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.GetPIN(t.Context(), pinentry.Dialog{Title: "fillgate"})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the dialog is shown
+	p.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, pinentry.ErrClosed) {
+			t.Errorf("GetPIN after Close = %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("GetPIN still waits 5s after Close")
+	}
+	waitGone(t, p.Pid(), time.Second, "pinentry")
+	if !pinentry.Zeroed(p.Conn) {
+		t.Error("the line buffer holds bytes after Close")
+	}
+}
+
 func TestProcessCrash(t *testing.T) {
 	p := start(t, t.Context(), "crash")
 	if _, err := p.GetPIN(t.Context(), pinentry.Dialog{}); !errors.Is(err, pinentry.ErrClosed) {
