@@ -42,10 +42,13 @@ func newProfile(dir string) (path string, done func(), err error) {
 		_ = os.Remove(path + ".lock")
 		return "", nil, err
 	}
+	// The lock is let go before its file is removed: Windows removes no
+	// file a process holds open. Names are never reused, so a sweep that
+	// takes the lock in between only removes what is already going.
 	return path, func() {
 		_ = removeAll(path)
-		_ = os.Remove(path + ".lock")
 		unlock()
+		_ = os.Remove(path + ".lock")
 	}, nil
 }
 
@@ -67,10 +70,10 @@ func sweep(dir string) {
 		}
 		killLeftovers(path)
 		_ = removeAll(path)
-		_ = os.Remove(path + ".lock")
 		if unlock != nil {
 			unlock()
 		}
+		_ = os.Remove(path + ".lock")
 	}
 }
 

@@ -39,10 +39,14 @@ type host struct {
 	done   chan error
 }
 
-// startHost writes the person's policy (the loopback page: there is no
-// display for a native dialog under this Wine) and starts the host with
-// a login page on https://example.com focused. human answers each prompt
-// the extension opens.
+// startHost writes the person's policy and starts the host with a login
+// page on https://example.com focused. human answers each prompt the
+// extension opens. The policy asks for the loopback page (there is no
+// display for a native dialog under this Wine) and fills in the page:
+// Wine cannot tell the host its browser's command line, so the host
+// counts its browser as driven, and there is no Windows Chromium in the
+// prefix for a clean room; these tests are of the host's pipe and the
+// extension's path (the clean room is tested on Linux, tests/suites/cleanroom).
 func startHost(t *testing.T, ctx context.Context, w world, human func(url string)) *host {
 	t.Helper()
 	policy, err := dirs.PolicyFile(envOf(w.env()))
@@ -52,7 +56,7 @@ func startHost(t *testing.T, ctx context.Context, w world, human func(url string
 	if err := os.MkdirAll(filepath.Dir(policy), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(policy, []byte("prompt = \"browser\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(policy, []byte("prompt = \"browser\"\ndriven = \"in-page\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, callerArg)
