@@ -74,10 +74,6 @@ type Option func(*config)
 // extension's popup shows it). The default is empty.
 func WithVersion(v string) Option { return func(c *config) { c.version = v } }
 
-// WithPID sets the pid sent in the "host" notice; the default is this
-// process's.
-func WithPID(pid int) Option { return func(c *config) { c.pid = pid } }
-
 // WithLogger makes the bridge report notable events (never a value) to l.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {

@@ -1,10 +1,10 @@
 // Package passkeycall judges one WebAuthn call of a page, as the extension
 // relays it, against the agent's or the person's request that armed its
 // tab: fillgate answers it, refuses it, or lets the browser's own
-// WebAuthn answer it (the person's own passkeys are never touched). Arms
-// keeps the armed tabs: one arm per tab, one call per arm, until its
-// deadline. Judge is the rule; it does no I/O, and signing is
-// passkeyring's.
+// WebAuthn answer it (the person's own passkeys are never touched). The
+// extension's worker keeps the armed tabs (one arm per tab, one call per
+// arm, until its deadline). Judge is the rule; it does no I/O, and
+// signing is passkeyring's.
 package passkeycall
 
 import (
@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/fillgate/fillgate/internal/passkey"
@@ -158,60 +157,4 @@ func Presence(approvedByPerson bool, userVerification string) (passkey.Presence,
 		return passkey.Presence{}, ErrUVRequired
 	}
 	return passkey.Presence{UserPresent: true, UserVerified: approvedByPerson}, nil
-}
-
-// Arms keeps the armed tabs: at most one arm per tab, each for one call,
-// until its deadline. It is safe for concurrent use.
-type Arms struct {
-	mu    sync.Mutex
-	byTab map[int64]Arm
-	now   func() time.Time
-}
-
-// NewArms returns an empty Arms on the clock now (nil: time.Now).
-func NewArms(now func() time.Time) *Arms {
-	if now == nil {
-		now = time.Now
-	}
-	return &Arms{byTab: map[int64]Arm{}, now: now}
-}
-
-// ErrArmed is Arm's error when the tab is armed for another request.
-var ErrArmed = errors.New("the tab is already armed for another passkey request")
-
-// Arm arms a's tab, unless another live arm holds it.
-func (s *Arms) Arm(a Arm) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old, ok := s.byTab[a.Tab]; ok && old.ID != a.ID && s.now().Before(old.Deadline) {
-		return ErrArmed
-	}
-	s.byTab[a.Tab] = a
-	return nil
-}
-
-// Disarm drops the arm id of tab, if it is still there.
-func (s *Arms) Disarm(tab int64, id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if a, ok := s.byTab[tab]; ok && a.ID == id {
-		delete(s.byTab, tab)
-	}
-}
-
-// Take returns the arm a call from c's tab was made under, and drops it:
-// one call per arm. ok is false when the tab is not armed, the arm is for
-// another request id or its deadline passed.
-func (s *Arms) Take(c Call) (Arm, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.byTab[c.Tab]
-	if !ok || a.ID != c.ID {
-		return Arm{}, false
-	}
-	delete(s.byTab, c.Tab)
-	if !s.now().Before(a.Deadline) {
-		return Arm{}, false
-	}
-	return a, true
 }

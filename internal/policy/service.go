@@ -153,17 +153,6 @@ func (s service) String() string {
 	return s.host.String() + ":" + s.port
 }
 
-// portNoun names the ports s covers, for a sentence.
-func (s service) portNoun() string {
-	switch {
-	case s.port != "":
-		return "port " + s.port
-	case s.host.loopback():
-		return "any port"
-	}
-	return "the default port"
-}
-
 // host is a parsed host name: either an IP address or a lower-case DNS name.
 type host struct {
 	ip   netip.Addr // valid for an IP literal
