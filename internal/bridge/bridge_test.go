@@ -17,36 +17,20 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/nativemsg"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // wait bounds every wait in these tests; it is generous because the
 // machine is shared. No test depends on how fast anything is.
 const wait = 30 * time.Second
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
-
 // env is a Bridge connected to a fake extension.
 type env struct {
 	b      *bridge.Bridge
 	ext    *fakeext.Ext
 	port   *nativemsg.Port
-	logs   *syncBuffer
-	wire   *syncBuffer // every byte the host wrote
+	logs   *syncbuf.Buffer
+	wire   *syncbuf.Buffer // every byte the host wrote
 	runErr chan error
 }
 
@@ -60,7 +44,7 @@ func (e *env) ctx(t *testing.T) context.Context {
 // wire.
 type tee struct {
 	w   io.Writer
-	buf *syncBuffer
+	buf *syncbuf.Buffer
 }
 
 func (t tee) Write(p []byte) (int, error) {
@@ -79,7 +63,7 @@ func setup(t *testing.T, opt fakeext.Options) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ext, hostR, hostW := fakeext.Connect(ctx, opt)
-	e := &env{ext: ext, logs: &syncBuffer{}, wire: &syncBuffer{}, runErr: make(chan error, 1)}
+	e := &env{ext: ext, logs: &syncbuf.Buffer{}, wire: &syncbuf.Buffer{}, runErr: make(chan error, 1)}
 	logger := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.port = nativemsg.NewPort(hostR, tee{hostW, e.wire}, func(m json.RawMessage) { e.b.HandleNotice(m) }, nativemsg.WithLogger(logger))
 	e.b = bridge.New(e.port, bridge.WithVersion("9.9.9"), bridge.WithLogger(logger))

@@ -17,6 +17,7 @@ import (
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/nativemsg"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // setupWith is setup with more bridge options.
@@ -24,7 +25,7 @@ func setupWith(t *testing.T, opt fakeext.Options, opts ...bridge.Option) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ext, hostR, hostW := fakeext.Connect(ctx, opt)
-	e := &env{ext: ext, logs: &syncBuffer{}, wire: &syncBuffer{}, runErr: make(chan error, 1)}
+	e := &env{ext: ext, logs: &syncbuf.Buffer{}, wire: &syncbuf.Buffer{}, runErr: make(chan error, 1)}
 	logger := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.port = nativemsg.NewPort(hostR, tee{hostW, e.wire}, func(m json.RawMessage) { e.b.HandleNotice(m) }, nativemsg.WithLogger(logger))
 	e.b = bridge.New(e.port, append([]bridge.Option{bridge.WithLogger(logger)}, opts...)...)

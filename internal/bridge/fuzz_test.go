@@ -7,12 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/nativemsg"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // maxErr bounds an error the bridge builds from a reply: it names the
@@ -23,30 +23,6 @@ const maxErr = 300
 // maxLogPerMessage bounds what one message from the extension may add to
 // the host's log.
 const maxLogPerMessage = 400
-
-// lockedBuffer is a bytes.Buffer for a logger on several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
-
-func (b *lockedBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}
 
 // FuzzHandleNotice: any message from the extension that is not a reply
 // is taken apart without a panic, changes the extension's status only as
@@ -63,15 +39,15 @@ func FuzzHandleNotice(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		logs := &lockedBuffer{}
+		logs := &syncbuf.Buffer{}
 		port := nativemsg.NewPort(bytes.NewReader(nil), io.Discard, nil)
 		b := New(port, WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 		before := b.Status()
 		for range maxEarly + 2 {
 			b.HandleNotice(raw)
 		}
-		if logs.Len() > (maxEarly+2)*maxLogPerMessage {
-			t.Fatalf("%d notices logged %d bytes", maxEarly+2, logs.Len())
+		if len(logs.Bytes()) > (maxEarly+2)*maxLogPerMessage {
+			t.Fatalf("%d notices logged %d bytes", maxEarly+2, len(logs.Bytes()))
 		}
 		b.mu.Lock()
 		early, windows := len(b.early), len(b.windows)
@@ -156,7 +132,7 @@ func FuzzReply(f *testing.F) {
 		peerR, hostW := io.Pipe()
 		defer peerW.Close()
 		defer hostW.Close()
-		logs := &lockedBuffer{}
+		logs := &syncbuf.Buffer{}
 		var b *Bridge
 		port := nativemsg.NewPort(hostR, hostW, func(m json.RawMessage) { b.HandleNotice(m) })
 		b = New(port, WithLogger(slog.New(slog.NewTextHandler(logs, nil))))

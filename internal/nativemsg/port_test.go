@@ -9,29 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/fillgate/fillgate/internal/secretjson"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for a logger on another goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // harness is a Port on in-memory pipes plus the other end (the "peer"),
 // which the test drives by hand.
@@ -40,7 +22,7 @@ type harness struct {
 	notices chan json.RawMessage
 	runErr  chan error
 	cancel  context.CancelFunc
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 
 	peerR   io.Reader      // what the port wrote
 	peerW   *Writer        // frames to the port
@@ -54,7 +36,7 @@ func start(t *testing.T) *harness {
 	h := &harness{
 		notices: make(chan json.RawMessage, 100),
 		runErr:  make(chan error, 1),
-		logs:    &syncBuffer{},
+		logs:    &syncbuf.Buffer{},
 		peerR:   peerIn,
 		peerW:   NewWriter(peerOut),
 		peerOut: peerOut,

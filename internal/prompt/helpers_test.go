@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/fillgate/fillgate/internal/prompt"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // testInfo is a typical request: an agent via fillgate mcp wants the
@@ -38,24 +38,6 @@ func testInfo() fill.PromptInfo {
 	}
 }
 
-// logBuffer collects a prompt's log output for leak scanning.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
-
 // testCtx is a context for one test that ends with it.
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
@@ -66,9 +48,9 @@ func testCtx(t *testing.T) context.Context {
 
 // startPrompt opens a prompt for info that logs at debug level into the
 // returned buffer; it is closed when the test ends.
-func startPrompt(t *testing.T, ctx context.Context, info fill.PromptInfo) (fill.Prompt, *logBuffer) {
+func startPrompt(t *testing.T, ctx context.Context, info fill.PromptInfo) (fill.Prompt, *syncbuf.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	cfg := prompt.Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	p, err := cfg.Start(ctx, info)
 	if err != nil {
