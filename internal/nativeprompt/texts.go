@@ -2,7 +2,6 @@ package nativeprompt
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/pinentry"
+	"github.com/fillgate/fillgate/internal/wording"
 )
 
 // How many bytes of each name an agent, a page or a store chose a dialog
@@ -121,7 +121,7 @@ func (t texts) passkey() dialog {
 			b.WriteString("Account: “" + clean(t.info.Account, maxAccount/s) + "”\n")
 		}
 		if !t.deadline.IsZero() {
-			b.WriteString("Open until: " + t.deadline.Format("15:04:05") + " (" + humanDuration(time.Until(t.deadline)) + ")\n")
+			b.WriteString("Open until: " + t.deadline.Format("15:04:05") + " (" + wording.Duration(time.Until(t.deadline)) + ")\n")
 		}
 		if t.info.Enrol {
 			b.WriteString("\nAdd a passkey for your agents: once you approve, click the site's own \"add a passkey\" button in that tab. " +
@@ -173,7 +173,7 @@ func (t texts) ask() dialog {
 		b.WriteString("What you type here goes to the store only: the agent and the page never see it.")
 		return dialog{
 			title: t.title(s, "unlock the saved "+t.noun+" for "), text: b.String(),
-			prompt: capitalize(what) + ":", ok: "Unlock", cancel: "Cancel", user: t.user(s),
+			prompt: wording.Capitalize(what) + ":", ok: "Unlock", cancel: "Cancel", user: t.user(s),
 		}
 	})
 }
@@ -250,7 +250,7 @@ func (t texts) details(b *strings.Builder, s int, saved bool) {
 		b.WriteString("Typed by: fillgate, over the browser's debugging port (CDP)\n")
 	}
 	if !t.deadline.IsZero() {
-		b.WriteString("Open until: " + t.deadline.Format("15:04:05") + " (" + humanDuration(time.Until(t.deadline)) + ")\n")
+		b.WriteString("Open until: " + t.deadline.Format("15:04:05") + " (" + wording.Duration(time.Until(t.deadline)) + ")\n")
 	}
 }
 
@@ -322,26 +322,4 @@ func clean(s string, limit int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// capitalize upper-cases the first letter of a label.
-func capitalize(s string) string {
-	r, n := utf8.DecodeRuneInString(s)
-	if n == 0 {
-		return s
-	}
-	return string(unicode.ToUpper(r)) + s[n:]
-}
-
-// humanDuration renders a duration as "2 min", "45 s" or "1 min 30 s".
-func humanDuration(d time.Duration) string {
-	d = max(d, 0).Round(time.Second)
-	m, s := int(d/time.Minute), int((d%time.Minute)/time.Second)
-	switch {
-	case m == 0:
-		return strconv.Itoa(s) + " s"
-	case s == 0:
-		return strconv.Itoa(m) + " min"
-	}
-	return fmt.Sprintf("%d min %d s", m, s)
 }

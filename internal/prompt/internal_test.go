@@ -444,19 +444,6 @@ func TestDisplay(t *testing.T) {
 	}
 }
 
-func TestHumanDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		45 * time.Second:        "45 s",
-		2 * time.Minute:         "2 min",
-		90 * time.Second:        "1 min 30 s",
-		1500 * time.Millisecond: "2 s",
-	} {
-		if got := humanDuration(d); got != want {
-			t.Errorf("humanDuration(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 // TestServerErrorLogKeepsFirstLines: the prompt server's error log keeps
 // the first line of each message and drops what follows (a handler
 // panic's stack trace, whose argument words could be buffer sizes).

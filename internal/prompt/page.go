@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
-	"fmt"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/wording"
 )
 
 // The pages are files in page/: layout.html around form.html (the prompt)
@@ -236,7 +236,7 @@ func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.T
 	}
 	until := "you answer, or the agent stops waiting"
 	if !deadline.IsZero() {
-		until = deadline.Format("15:04:05") + " (" + humanDuration(info.Budget) + " from when it opened)"
+		until = deadline.Format("15:04:05") + " (" + wording.Duration(info.Budget) + " from when it opened)"
 	}
 	service := display(info.Service)
 	var accounts []accountChoice
@@ -255,7 +255,7 @@ func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.T
 		CleanRoom: info.CleanRoom,
 		From:      display(info.From),
 		Accounts:  accounts,
-		Ask:       capitalize(display(info.Ask)),
+		Ask:       wording.Capitalize(display(info.Ask)),
 		Remember:  info.Remember,
 		Hint:      hint,
 		Title:     "fillgate — opening the prompt",
@@ -273,15 +273,6 @@ func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.T
 		Key:       key,
 		Finals:    finals,
 	}
-}
-
-// capitalize upper-cases the first letter of a label.
-func capitalize(s string) string {
-	r, n := utf8.DecodeRuneInString(s)
-	if n == 0 {
-		return s
-	}
-	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // maxDisplay caps how many characters of one name a page shows.
@@ -303,19 +294,6 @@ func display(s string) string {
 		s = string([]rune(s)[:maxDisplay]) + "…"
 	}
 	return s
-}
-
-// humanDuration renders a budget as "2 min", "45 s" or "1 min 30 s".
-func humanDuration(d time.Duration) string {
-	d = d.Round(time.Second)
-	m, s := int(d/time.Minute), int((d%time.Minute)/time.Second)
-	switch {
-	case m == 0:
-		return strconv.Itoa(s) + " s"
-	case s == 0:
-		return strconv.Itoa(m) + " min"
-	}
-	return fmt.Sprintf("%d min %d s", m, s)
 }
 
 // setSecurityHeaders sets the headers every response carries.
