@@ -336,12 +336,17 @@ type pageReply struct {
 }
 
 // pageControl is the control script: evaluated expressions are awaited
-// and turned into strings, as the flow's tab.eval wants them.
+// and turned into strings, as the flow's tab.eval wants them. A page
+// closes its control stream as it is left: a page kept in the
+// back/forward cache would hold its stream open, and Chromium opens at
+// most six connections to one host, so after a few rounds the next page's
+// stream waited for a free one and the page was never seen to load.
 const pageControl = `<script>
 (() => {
   const reply = (m) => fetch("/__test/reply", { method: "POST", keepalive: true,
     headers: { "Content-Type": "application/json" }, body: JSON.stringify(m) }).catch(() => {});
   const control = new EventSource("/__test/control");
+  addEventListener("pagehide", () => control.close());
   let opened = false;
   control.onopen = () => { if (!opened) { opened = true; reply({ load: location.href }); } };
   control.onmessage = async (m) => {
