@@ -3,12 +3,8 @@ package install
 import (
 	"fmt"
 	"strings"
-)
 
-// Prompt modes (the policy's prompt key), as policy names them.
-const (
-	promptNative  = "native"
-	promptBrowser = "browser"
+	"github.com/fillgate/fillgate/internal/policy"
 )
 
 // promptFix is how to have prompts leave a browser that can be driven.
@@ -31,13 +27,13 @@ func doctorDrive(h HostStatus, where string) (Check, bool) {
 		}
 	}
 	switch mode := h.Prompt; {
-	case mode == promptBrowser && h.Drive.Driven:
+	case mode == policy.PromptBrowser && h.Drive.Driven:
 		return Check{Name: name, Level: Warn, Fix: promptFix,
 			Detail: driven + `, and prompt = "browser" keeps prompts for it in the browser, where that program could read or answer them`}, true
-	case mode == promptBrowser:
+	case mode == policy.PromptBrowser:
 		return Check{Name: name, Level: Warn, Fix: promptFix,
 			Detail: driven + `; prompts for it open in the browser, and with prompt = "browser" they stay there even while a program drives it, where that program could read or answer them`}, true
-	case mode == promptNative:
+	case mode == policy.PromptNative:
 		return Check{Name: name, Level: OK, Detail: driven + `; prompts for it open as a native dialog on your desktop, outside the browser (prompt = "native")`}, true
 	case h.Drive.Driven:
 		return Check{Name: name, Level: OK, Detail: driven + "; prompts for it open as a native dialog on your desktop, outside the browser"}, true

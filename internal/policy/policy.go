@@ -21,29 +21,31 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fillgate/fillgate/internal/fill"
 )
 
-// Ways a value reaches the page, as in internal/fill (fill.ViaExtension,
-// fill.ViaCDP), plus ViaAuto for "whichever is available".
+// Ways a value reaches the page: internal/fill's names, plus ViaAuto for
+// "whichever is available".
 const (
-	ViaAuto      = "auto"      // the extension when a host with one answers, else CDP
-	ViaExtension = "extension" // the extension over native messaging
-	ViaCDP       = "cdp"       // the Chrome DevTools Protocol fallback
+	ViaAuto      = "auto"            // the extension when a host with one answers, else CDP
+	ViaExtension = fill.ViaExtension // the extension over native messaging
+	ViaCDP       = fill.ViaCDP       // the Chrome DevTools Protocol fallback
 )
 
-// Where the person answers (Policy.Prompt), as in internal/fill
-// (fill.PromptAuto and the rest).
+// Where the person answers (Policy.Prompt): internal/fill's names, the
+// one definition.
 const (
-	PromptAuto    = "auto"    // a native dialog while a program can drive the browser, else the loopback page
-	PromptNative  = "native"  // always a native dialog outside the browser
-	PromptBrowser = "browser" // always the loopback page in the browser
+	PromptAuto    = fill.PromptAuto    // a native dialog while a program can drive the browser, else the loopback page
+	PromptNative  = fill.PromptNative  // always a native dialog outside the browser
+	PromptBrowser = fill.PromptBrowser // always the loopback page in the browser
 )
 
-// How a browser a program can drive is logged in to (Policy.Driven), as
-// in internal/fill (fill.DrivenCleanRoom, fill.DrivenInPage).
+// How a browser a program can drive is logged in to (Policy.Driven):
+// internal/fill's names, the one definition.
 const (
-	DrivenCleanRoom = "clean-room" // a login in a clean room; the driven browser gets the session
-	DrivenInPage    = "in-page"    // the value goes into the driven page, typed and confirmed by the person
+	DrivenCleanRoom = fill.DrivenCleanRoom // a login in a clean room; the driven browser gets the session
+	DrivenInPage    = fill.DrivenInPage    // the value goes into the driven page, typed and confirmed by the person
 )
 
 // Prompt openers for the CDP path.
