@@ -426,18 +426,22 @@ func (p *bidiPrompt) looksRight(t testing.TB) {
 			return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; };
 		const field = document.getElementById("value");
 		const els = [field, document.getElementById("send"), document.getElementById("cancel")];
-		return JSON.stringify({ w: outerWidth, h: outerHeight, seen: els.length >= 3 && els.every(seen) });
+		const where = els.map((el) => { if (!el) return "missing";
+			const r = el.getBoundingClientRect(); return el.id + " " + r.left + "," + r.top + " " + r.width + "x" + r.height; });
+		return JSON.stringify({ w: outerWidth, h: outerHeight, seen: els.length >= 3 && els.every(seen),
+			where: "inner " + innerWidth + "x" + innerHeight + ", " + where.join("; ") });
 	}`)
 	var raw string
 	var got struct {
-		W, H int
-		Seen bool
+		W, H  int
+		Seen  bool
+		Where string
 	}
 	if err != nil || json.Unmarshal(v.Value, &raw) != nil || json.Unmarshal([]byte(raw), &got) != nil {
 		b.t.Fatalf("measure the prompt: %v", err)
 	}
 	if got.W != popupWidth || got.H != popupHeight || !got.Seen {
-		b.t.Errorf("the prompt window is %dx%d (want %dx%d) and shows its field and buttons: %v", got.W, got.H, popupWidth, popupHeight, got.Seen)
+		b.t.Errorf("the prompt window is %dx%d (want %dx%d) and shows its field and buttons: %v (%s)", got.W, got.H, popupWidth, popupHeight, got.Seen, got.Where)
 	}
 }
 
