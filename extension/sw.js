@@ -369,7 +369,7 @@ async function openPrompt(msg) {
   if (url.protocol !== "http:" || url.hostname !== "127.0.0.1") return fail("bad_request", "the prompt must be on http://127.0.0.1");
   const asker = port;
   await leftover;
-  const win = await api.windows.create({ type: "popup", url: url.href, width: 480, height: 600, focused: true });
+  const win = await api.windows.create({ type: "popup", url: url.href, width: 480, height: 660, focused: true });
   prompts.add(win.id);
   await savePrompts();
   if (port !== asker) await closeAllPrompts(); // the host that asked went while the window opened

@@ -20,7 +20,7 @@ import (
 const updateScreenshots = "FILLGATE_UPDATE_SCREENSHOT"
 
 // The size of the prompt popup the extension opens (sw.js).
-const popupWidth, popupHeight = 480, 600
+const popupWidth, popupHeight = 480, 660
 
 // looksRight captures the prompt, still empty, in light and in dark mode.
 // It checks that both are PNG images of the popup's size and that dark
@@ -32,7 +32,7 @@ func (p *cdpPrompt) looksRight(t testing.TB) {
 		t.Fatalf("the prompt's field is not empty before the screenshot")
 	}
 	// Headless Chromium makes every window as large as --window-size, so
-	// the popup's size (480x600, as the extension asks for) is emulated.
+	// the popup's size (480x660, as the extension asks for) is emulated.
 	if _, err := chromedp.Call(p.ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 		Width: popupWidth, Height: popupHeight, DeviceScaleFactor: 1,
 	}); err != nil {
