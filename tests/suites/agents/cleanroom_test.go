@@ -302,10 +302,17 @@ func (a *attackRig) personTypes(t testing.TB, run *fillRun, value []byte) {
 	if err != nil {
 		t.Fatalf("no native dialog: %v (fillgate said %s)", err, a.withheld(run.Stdout()))
 	}
-	for _, err := range []error{a.person.Type(ctx, value), a.person.Key(ctx, "Return"), a.person.WaitGone(ctx, w)} {
+	for _, err := range []error{a.person.Type(ctx, value), a.person.Key(ctx, "Return")} {
 		if err != nil {
 			t.Fatalf("the person: %v", err)
 		}
+	}
+	// Not run's context: the run may end as soon as Return is pressed,
+	// and its dialog goes before it ends.
+	gone, cancelGone := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancelGone()
+	if err := a.person.WaitGone(gone, w); err != nil {
+		t.Fatalf("the person: %v", err)
 	}
 }
 

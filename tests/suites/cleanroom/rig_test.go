@@ -432,7 +432,17 @@ func (f *fillRun) types(t testing.TB, value []byte) {
 	if err := f.r.person.Key(ctx, "Return"); err != nil {
 		t.Fatalf("the person: %v", err)
 	}
-	if err := f.r.person.WaitGone(ctx, w); err != nil {
+	f.r.waitGone(t, w)
+}
+
+// waitGone waits for the dialog w to go. Not on the run's context: the
+// run may end as soon as the person answers, and its dialog goes before
+// it ends.
+func (r *rig) waitGone(t testing.TB, w desktop.Window) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	defer cancel()
+	if err := r.person.WaitGone(ctx, w); err != nil {
 		t.Fatalf("the person: %v", err)
 	}
 }
@@ -449,9 +459,7 @@ func (f *fillRun) presses(t testing.TB, keys ...string) {
 	if err := f.r.person.Key(ctx, keys...); err != nil {
 		t.Fatalf("the person: %v", err)
 	}
-	if err := f.r.person.WaitGone(ctx, w); err != nil {
-		t.Fatalf("the person: %v", err)
-	}
+	f.r.waitGone(t, w)
 }
 
 // remember stores secret as the saved password of service, as the person
