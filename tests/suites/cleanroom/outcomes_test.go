@@ -110,6 +110,7 @@ func TestOutcomes(t *testing.T) {
 				site.SetPassword(secret)
 				a := site.Archetype("redirect307")
 				tb := r.toLogin(t, site, a)
+				login := tb.location()
 				run := r.fill(t, "127.0.0.1")
 				run.types(t, secret)
 				res := run.result(t)
@@ -120,7 +121,9 @@ func TestOutcomes(t *testing.T) {
 				if res.HandedOver != nil {
 					t.Error("a login stopped in the clean room was handed over")
 				}
-				_ = tb
+				if loc := tb.location(); loc != login {
+					t.Errorf("the agent's tab went from %s to %s after a login stopped in the clean room", login, loc)
+				}
 			})
 
 			t.Run("a login that keeps the password in web storage is not handed over", func(t *testing.T) {
