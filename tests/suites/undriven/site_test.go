@@ -87,7 +87,10 @@ type pageState struct {
 
 // controlScript is the site's own script, added to every page: it keeps
 // a control stream open, reports its state once that is open and
-// whenever asked, and follows goto orders.
+// whenever asked, and follows goto orders. A page closes its stream as it
+// is left: one kept in the back/forward cache would hold one of the six
+// connections Chromium opens to a host (tests/suites/passkey's pages
+// ran out of them).
 const controlScript = `<script>
 (() => {
   const page = Math.random().toString(36).slice(2) + Date.now().toString(36);
@@ -96,6 +99,7 @@ const controlScript = `<script>
     body: JSON.stringify({ page, why, path: location.pathname, query: location.search,
       focused: document.activeElement?.id ?? "", left: window.fg.left("pw") }) }).catch(() => {});
   const control = new EventSource("/__site/control?page=" + page);
+  addEventListener("pagehide", () => control.close());
   let opened = false;
   control.onopen = () => { if (!opened) { opened = true; report("load"); } };
   control.onmessage = (m) => {
