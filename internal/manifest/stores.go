@@ -19,44 +19,15 @@ import (
 // Set each id here, in a reviewed commit, once its store has assigned it
 // (the dashboard shows it as the item id). It never changes after that.
 // Empty: not listed in that store yet. Firefox needs nothing here: AMO
-// keeps the add-on id in manifest.json (FirefoxID).
+// keeps the add-on id in manifest.json (FirefoxID). Nothing else reads a
+// store's listing yet; docs/release.md says what should once one is set.
 const (
 	// ChromeWebStoreID is the id in the Chrome Web Store, which Chrome,
 	// Chromium, Brave, Vivaldi and Opera install from.
 	ChromeWebStoreID = ""
 	// EdgeAddonsID is the id in Microsoft Edge Add-ons.
 	EdgeAddonsID = ""
-	// AMOSlug names the add-on's listing on addons.mozilla.org
-	// (addons.mozilla.org/firefox/addon/<slug>/); empty until listed.
-	AMOSlug = ""
 )
-
-// Store is a store that lists fillgate's extension.
-type Store struct {
-	Name   string // "Chrome Web Store"
-	Family Family
-	ID     string // the id it assigned (Chromium family), or FirefoxID
-	Page   string // the listing, where a person installs it
-}
-
-// Stores are the stores that list fillgate's extension now: none until a
-// maintainer sets the ids above.
-func Stores() []Store {
-	var s []Store
-	if ChromeWebStoreID != "" {
-		s = append(s, Store{Name: "Chrome Web Store", Family: Chromium, ID: ChromeWebStoreID,
-			Page: "https://chromewebstore.google.com/detail/" + ChromeWebStoreID})
-	}
-	if EdgeAddonsID != "" {
-		s = append(s, Store{Name: "Microsoft Edge Add-ons", Family: Chromium, ID: EdgeAddonsID,
-			Page: "https://microsoftedge.microsoft.com/addons/detail/" + EdgeAddonsID})
-	}
-	if AMOSlug != "" {
-		s = append(s, Store{Name: "Firefox Add-ons", Family: Firefox, ID: FirefoxID,
-			Page: "https://addons.mozilla.org/firefox/addon/" + AMOSlug + "/"})
-	}
-	return s
-}
 
 // ChromiumOrigins are the caller origins fillgate's host accepts from a
 // Chromium-family browser, and so the allowed_origins of the host
