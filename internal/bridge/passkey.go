@@ -11,7 +11,6 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/nativemsg"
 	"github.com/fillgate/fillgate/internal/passkey"
-	"github.com/fillgate/fillgate/internal/passkeycall"
 )
 
 // The passkey messages (PROTOCOL.md §2, Passkeys): ArmPasskey arms a tab
@@ -22,8 +21,8 @@ import (
 
 // passkeyWait is one arm waiting for its call.
 type passkeyWait struct {
-	called  chan passkeycall.Call // buffered: one call
-	aborted chan string           // buffered: why the arm ended unused
+	called  chan passkey.Call // buffered: one call
+	aborted chan string       // buffered: why the arm ended unused
 }
 
 // ErrPasskeyAborted wraps ArmPasskey's error when the arm ended unused:
@@ -38,15 +37,15 @@ const disarmBudget = 2 * time.Second
 // has armed it, and returns the page's call as the extension saw it. The
 // call's Tab, Frame and Origin are what the browser said of its sender.
 // When ctx ends first, the arm is dropped.
-func (b *Bridge) ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string, armed func()) (passkeycall.Call, error) {
-	w := &passkeyWait{called: make(chan passkeycall.Call, 1), aborted: make(chan string, 1)}
+func (b *Bridge) ArmPasskey(ctx context.Context, a passkey.Arm, rpID string, armed func()) (passkey.Call, error) {
+	w := &passkeyWait{called: make(chan passkey.Call, 1), aborted: make(chan string, 1)}
 	b.mu.Lock()
 	if b.passkeys == nil {
 		b.passkeys = map[string]*passkeyWait{}
 	}
 	if _, dup := b.passkeys[a.ID]; dup || a.ID == "" {
 		b.mu.Unlock()
-		return passkeycall.Call{}, errors.New("passkey_arm: a request id that is empty or in use")
+		return passkey.Call{}, errors.New("passkey_arm: a request id that is empty or in use")
 	}
 	b.passkeys[a.ID] = w
 	b.mu.Unlock()
@@ -71,14 +70,14 @@ func (b *Bridge) ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string,
 	}{"passkey_arm", a.Tab, 0, a.Origin, a.Service, rpID, ceremonyWord(a.Ceremony), a.ID, a.Deadline.UTC().Format(time.RFC3339Nano)}, "armed", &reply)
 	var re *nativemsg.ReplyError
 	if errors.As(err, &re) && re.Code == CodeNotActive {
-		return passkeycall.Call{}, notActive{}
+		return passkey.Call{}, notActive{}
 	}
 	if err != nil {
-		return passkeycall.Call{}, err
+		return passkey.Call{}, err
 	}
 	if reply.Tab != a.Tab {
 		b.disarm(a.ID)
-		return passkeycall.Call{}, errors.New("extension armed another tab than the one asked for")
+		return passkey.Call{}, errors.New("extension armed another tab than the one asked for")
 	}
 	if armed != nil {
 		armed()
@@ -87,12 +86,12 @@ func (b *Bridge) ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string,
 	case c := <-w.called:
 		return c, nil
 	case why := <-w.aborted:
-		return passkeycall.Call{}, fmt.Errorf("%w (%s)", ErrPasskeyAborted, why)
+		return passkey.Call{}, fmt.Errorf("%w (%s)", ErrPasskeyAborted, why)
 	case <-b.port.Done():
-		return passkeycall.Call{}, callError("passkey_arm", nativemsg.ErrClosed)
+		return passkey.Call{}, callError("passkey_arm", nativemsg.ErrClosed)
 	case <-ctx.Done():
 		b.disarm(a.ID)
-		return passkeycall.Call{}, callError("passkey_arm", ctx.Err())
+		return passkey.Call{}, callError("passkey_arm", ctx.Err())
 	}
 }
 
@@ -208,9 +207,9 @@ func (b *Bridge) passkeyNotice(typ string, raw json.RawMessage) {
 }
 
 // call decodes the notice's byte strings.
-func (n calledNotice) call() (passkeycall.Call, error) {
+func (n calledNotice) call() (passkey.Call, error) {
 	dec := base64.RawURLEncoding.DecodeString
-	c := passkeycall.Call{ID: n.Request, Tab: n.Tab, Frame: n.Frame, Origin: n.Origin, RPID: n.RPID,
+	c := passkey.Call{ID: n.Request, Tab: n.Tab, Frame: n.Frame, Origin: n.Origin, RPID: n.RPID,
 		UserVerification: n.UserVerification, UserName: n.User.Name, Algs: n.Algs}
 	switch n.Ceremony {
 	case "get":

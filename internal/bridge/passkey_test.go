@@ -13,7 +13,6 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/nativemsg"
 	"github.com/fillgate/fillgate/internal/passkey"
-	"github.com/fillgate/fillgate/internal/passkeycall"
 )
 
 // ext is the extension's end of a native port, played by the test.
@@ -73,9 +72,9 @@ func TestArmPasskey(t *testing.T) {
 	b, x := passkeySetup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	a := passkeycall.Arm{ID: "r1", Tab: 12, Ceremony: passkey.Get, Service: "example.com", Origin: "https://login.example.com", Deadline: time.Now().Add(time.Minute)}
+	a := passkey.Arm{ID: "r1", Tab: 12, Ceremony: passkey.Get, Service: "example.com", Origin: "https://login.example.com", Deadline: time.Now().Add(time.Minute)}
 	type result struct {
-		c   passkeycall.Call
+		c   passkey.Call
 		err error
 	}
 	done := make(chan result, 1)
@@ -109,7 +108,7 @@ func TestArmPasskey(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	want := passkeycall.Call{ID: "r1", Ceremony: passkey.Get, Tab: 12, Origin: "https://login.example.com", RPID: "example.com",
+	want := passkey.Call{ID: "r1", Ceremony: passkey.Get, Tab: 12, Origin: "https://login.example.com", RPID: "example.com",
 		Challenge: []byte{1, 2, 3}, UserVerification: "required", Allow: [][]byte{{0xf1, 0x11}}}
 	if r.c.ID != want.ID || r.c.Ceremony != want.Ceremony || r.c.Tab != want.Tab || r.c.Origin != want.Origin || r.c.RPID != want.RPID ||
 		!bytes.Equal(r.c.Challenge, want.Challenge) || r.c.UserVerification != want.UserVerification || len(r.c.Allow) != 1 || !bytes.Equal(r.c.Allow[0], want.Allow[0]) {
@@ -138,7 +137,7 @@ func TestArmPasskey(t *testing.T) {
 
 func TestArmPasskeyEnds(t *testing.T) {
 	b, x := passkeySetup(t)
-	a := passkeycall.Arm{ID: "r2", Tab: 3, Ceremony: passkey.Create, Origin: "https://a.test", Deadline: time.Now().Add(time.Minute)}
+	a := passkey.Arm{ID: "r2", Tab: 3, Ceremony: passkey.Create, Origin: "https://a.test", Deadline: time.Now().Add(time.Minute)}
 
 	// The extension says the arm ended unused.
 	errc := make(chan error, 1)

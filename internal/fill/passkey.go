@@ -10,14 +10,13 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/internal/passkey"
-	"github.com/fillgate/fillgate/internal/passkeycall"
 )
 
 // A passkey request (Field FieldPasskey) signs the agent in with a
 // passkey of its own, or, with Enrol, adds one: the policy and the
 // approval are a password fill's (each, lease, none with a notice; an
 // enrolment is always asked), then the tab is armed for the page's one
-// WebAuthn call, which passkeycall.Judge checks and the host's Passkeys
+// WebAuthn call, which passkey.Judge checks and the host's Passkeys
 // answer. The private key never leaves Passkeys.
 
 // PasskeyBrowser is a Browser that can arm a tab for one WebAuthn call
@@ -27,7 +26,7 @@ type PasskeyBrowser interface {
 	// a.Origin until a.Deadline, calls armed (if not nil) once the
 	// browser has armed it, and returns the call as the browser saw it;
 	// rpID is for the extension's bookkeeping.
-	ArmPasskey(ctx context.Context, a passkeycall.Arm, rpID string, armed func()) (passkeycall.Call, error)
+	ArmPasskey(ctx context.Context, a passkey.Arm, rpID string, armed func()) (passkey.Call, error)
 	// AnswerPasskey hands the page the response to its call.
 	AnswerPasskey(ctx context.Context, request string, r PasskeyResponse) error
 	// RefusePasskey ends the page's call in NotAllowedError.
@@ -54,7 +53,7 @@ type PasskeyResponse struct {
 type Passkeys interface {
 	// Lookup returns the relying party and credential id of the passkey
 	// kept for service and account.
-	Lookup(ctx context.Context, service, account string) (passkeycall.Stored, error)
+	Lookup(ctx context.Context, service, account string) (passkey.Stored, error)
 	// Enrol makes a passkey, keeps it under service and account and
 	// returns the page's attestation.
 	Enrol(ctx context.Context, service, account string, o passkey.Origin, rp passkey.RPID, userHandle, challenge []byte, p passkey.Presence) (PasskeyResponse, error)
@@ -168,11 +167,11 @@ func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, 
 		return res, ""
 	}
 	rn.sw.lap("called")
-	v := passkeycall.Judge(arm, call, &kept)
+	v := passkey.Judge(arm, call, &kept)
 	if res, done := e.notOurs(ctx, pb, call, v, r); done {
 		return res, ""
 	}
-	presence, err := passkeycall.Presence(got.how == HowApproved, call.UserVerification)
+	presence, err := passkey.CallPresence(got.how == HowApproved, call.UserVerification)
 	if err != nil {
 		e.verdict(ctx, pb.RefusePasskey, call.ID)
 		return r.with(StatusRefused, err.Error()+"; the page's call was refused"), ""
@@ -206,11 +205,11 @@ func (e *Engine) passkeyEnrol(ctx context.Context, pb PasskeyBrowser, q PlanQuer
 	if done {
 		return res, ""
 	}
-	var kept *passkeycall.Stored
+	var kept *passkey.Stored
 	if k, err := e.Passkeys.Lookup(ctx, q.Service, req.Account); err == nil {
 		kept = &k
 	}
-	v := passkeycall.Judge(arm, call, kept)
+	v := passkey.Judge(arm, call, kept)
 	if res, done := e.notOurs(ctx, pb, call, v, r); done {
 		return res, ""
 	}
@@ -290,7 +289,7 @@ func (e *Engine) detachable(ctx context.Context, req Request, r Result, progress
 // armPasskey arms the tab for the page's call and waits for it; done
 // with the result when none came. armed, if not nil, hears the arm's
 // deadline once the browser has armed the tab.
-func (e *Engine) armPasskey(ctx context.Context, pb PasskeyBrowser, q PlanQuery, c passkey.Ceremony, account string, req Request, armed func(time.Time), progress func(Progress), r Result) (passkeycall.Call, passkeycall.Arm, Result, bool) {
+func (e *Engine) armPasskey(ctx context.Context, pb PasskeyBrowser, q PlanQuery, c passkey.Ceremony, account string, req Request, armed func(time.Time), progress func(Progress), r Result) (passkey.Call, passkey.Arm, Result, bool) {
 	wait := e.Limits.PasskeyWait
 	if wait <= 0 {
 		wait = DefaultPasskeyWait
@@ -298,7 +297,7 @@ func (e *Engine) armPasskey(ctx context.Context, pb PasskeyBrowser, q PlanQuery,
 	if req.Timeout > 0 && req.Timeout < wait {
 		wait = req.Timeout
 	}
-	arm := passkeycall.Arm{ID: newArmID(), Tab: q.In.Tab, Ceremony: c, Service: q.Service, Account: account,
+	arm := passkey.Arm{ID: newArmID(), Tab: q.In.Tab, Ceremony: c, Service: q.Service, Account: account,
 		Origin: q.In.Origin(), Deadline: e.now().Add(wait)}
 	progress(Progress{Phase: PhaseInserting, Deadline: arm.Deadline})
 	actx, cancel := context.WithDeadline(ctx, arm.Deadline)
@@ -329,11 +328,11 @@ func (e *Engine) armPasskey(ctx context.Context, pb PasskeyBrowser, q PlanQuery,
 
 // notOurs hands a call Judge did not answer to the browser (Pass) or
 // refuses it, and says so; done is false for an answer.
-func (e *Engine) notOurs(ctx context.Context, pb PasskeyBrowser, call passkeycall.Call, v passkeycall.Verdict, r Result) (Result, bool) {
+func (e *Engine) notOurs(ctx context.Context, pb PasskeyBrowser, call passkey.Call, v passkey.Verdict, r Result) (Result, bool) {
 	switch v.Outcome {
-	case passkeycall.Answer:
+	case passkey.Answer:
 		return r, false
-	case passkeycall.Refuse:
+	case passkey.Refuse:
 		e.verdict(ctx, pb.RefusePasskey, call.ID)
 		return r.with(StatusRefused, v.Reason+"; the page's call was refused"), true
 	}

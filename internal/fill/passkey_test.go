@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/internal/passkey"
-	"github.com/fillgate/fillgate/internal/passkeycall"
 )
 
 // pkBrowser is a fakeBrowser that can arm a tab: the page's call is
@@ -17,16 +16,16 @@ import (
 // gate closes (nil: at once).
 type pkBrowser struct {
 	*fakeBrowser
-	call     func(a passkeycall.Arm) passkeycall.Call
+	call     func(a passkey.Arm) passkey.Call
 	gate     chan struct{}
 	mu       sync.Mutex
-	arms     []passkeycall.Arm
+	arms     []passkey.Arm
 	answered []PasskeyResponse
 	refused  int
 	passed   int
 }
 
-func (b *pkBrowser) ArmPasskey(ctx context.Context, a passkeycall.Arm, _ string, armed func()) (passkeycall.Call, error) {
+func (b *pkBrowser) ArmPasskey(ctx context.Context, a passkey.Arm, _ string, armed func()) (passkey.Call, error) {
 	b.mu.Lock()
 	b.arms = append(b.arms, a)
 	b.mu.Unlock()
@@ -37,12 +36,12 @@ func (b *pkBrowser) ArmPasskey(ctx context.Context, a passkeycall.Arm, _ string,
 		select {
 		case <-b.gate:
 		case <-ctx.Done():
-			return passkeycall.Call{}, ctx.Err()
+			return passkey.Call{}, ctx.Err()
 		}
 	}
 	if b.call == nil {
 		<-ctx.Done()
-		return passkeycall.Call{}, ctx.Err()
+		return passkey.Call{}, ctx.Err()
 	}
 	return b.call(a), nil
 }
@@ -68,17 +67,17 @@ func (b *pkBrowser) PassPasskey(context.Context, string) error {
 // fakePasskeys keeps one passkey and records how it was used.
 type fakePasskeys struct {
 	mu       sync.Mutex
-	kept     *passkeycall.Stored
+	kept     *passkey.Stored
 	signed   []passkey.Presence
 	enrolled []passkey.Presence
 	account  string
 }
 
-func (p *fakePasskeys) Lookup(_ context.Context, _, account string) (passkeycall.Stored, error) {
+func (p *fakePasskeys) Lookup(_ context.Context, _, account string) (passkey.Stored, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.kept == nil {
-		return passkeycall.Stored{}, errors.New("none kept")
+		return passkey.Stored{}, errors.New("none kept")
 	}
 	p.account = account
 	return *p.kept, nil
@@ -87,7 +86,7 @@ func (p *fakePasskeys) Enrol(_ context.Context, _, account string, _ passkey.Ori
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.enrolled = append(p.enrolled, pr)
-	p.kept, p.account = &passkeycall.Stored{RPID: rp.String(), ID: []byte("new")}, account
+	p.kept, p.account = &passkey.Stored{RPID: rp.String(), ID: []byte("new")}, account
 	return PasskeyResponse{ID: []byte("new"), AttestationObject: []byte{1}, PublicKey: []byte{2}}, nil
 }
 func (p *fakePasskeys) Sign(_ context.Context, _, _ string, _ passkey.Origin, rp passkey.RPID, _ []byte, pr passkey.Presence) (PasskeyResponse, error) {
@@ -100,8 +99,8 @@ func (p *fakePasskeys) Sign(_ context.Context, _, _ string, _ passkey.Origin, rp
 const pkOrigin = "https://login.example.com"
 
 // goodCall is the call a page of pkOrigin makes under a.
-func goodCall(a passkeycall.Arm) passkeycall.Call {
-	c := passkeycall.Call{ID: a.ID, Ceremony: a.Ceremony, Tab: a.Tab, Origin: pkOrigin, RPID: "example.com",
+func goodCall(a passkey.Arm) passkey.Call {
+	c := passkey.Call{ID: a.ID, Ceremony: a.Ceremony, Tab: a.Tab, Origin: pkOrigin, RPID: "example.com",
 		Challenge: []byte("challenge"), UserVerification: "preferred"}
 	if a.Ceremony == passkey.Create {
 		c.UserHandle, c.UserName, c.Algs = []byte{7}, "ada", []int64{-7}
@@ -122,7 +121,7 @@ func newPKRig(t *testing.T, approval string) *pkRig {
 	r := newRig(t)
 	r.b.inspection = Inspection{Tab: 5, Frame: 3, Origins: []string{"https://frame.example.net", pkOrigin}, Field: FieldInfo{Kind: FieldNone}}
 	pr := &pkRig{rig: r, pb: &pkBrowser{fakeBrowser: r.b, call: goodCall},
-		keys:   &fakePasskeys{kept: &passkeycall.Stored{RPID: "example.com", ID: []byte("ours")}},
+		keys:   &fakePasskeys{kept: &passkey.Stored{RPID: "example.com", ID: []byte("ours")}},
 		native: &fakeNative{}, notes: &fakeNotifier{},
 		plan: &fakePlanner{plan: Plan{Approval: approval, Lease: time.Minute, Saved: true, Account: "ada", Store: "the OS keyring",
 			Stamps: map[string]string{"ada": "s1"}}},
@@ -150,10 +149,10 @@ func TestPasskeySignIn(t *testing.T) {
 		passed   int
 	}{
 		{name: "each: the person approves, UV", approval: ApprovalEach, status: StatusOK, detail: "approved in the prompt", prompts: 1, uv: []bool{true}},
-		{name: "each: UV required", approval: ApprovalEach, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkeycall.Call) { c.UserVerification = "required" }) },
+		{name: "each: UV required", approval: ApprovalEach, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkey.Call) { c.UserVerification = "required" }) },
 			status: StatusOK, prompts: 1, uv: []bool{true}},
 		{name: "none: a notice, no UV", approval: ApprovalNone, status: StatusOK, detail: "approval = none", notices: 1, uv: []bool{false}},
-		{name: "none: UV required is refused", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkeycall.Call) { c.UserVerification = "required" }) },
+		{name: "none: UV required is refused", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkey.Call) { c.UserVerification = "required" }) },
 			status: StatusRefused, detail: "requires user verification", notices: 1, refused: 1},
 		{name: "none without a notice", approval: ApprovalNone, edit: func(r *pkRig) { r.notes.err = errors.New("notifications off") },
 			status: StatusOK, prompts: 1, notices: 1, uv: []bool{true}},
@@ -166,22 +165,22 @@ func TestPasskeySignIn(t *testing.T) {
 		{name: "several kept", approval: ApprovalNone, edit: func(r *pkRig) { r.plan.plan.Accounts = []string{"a", "b"} }, status: StatusRefused, detail: "several passkeys"},
 		{name: "policy refuses", approval: ApprovalNone, edit: func(r *pkRig) { r.e.Policy = fakePolicy{detail: "not the service"} }, status: StatusRefused, detail: "not the service"},
 		{name: "wrong origin", approval: ApprovalNone, edit: func(r *pkRig) {
-			r.pb.call = withCall(func(c *passkeycall.Call) { c.Origin = "https://evil.example.net" })
+			r.pb.call = withCall(func(c *passkey.Call) { c.Origin = "https://evil.example.net" })
 		},
 			status: StatusRefused, detail: "browser's own", notices: 1, passed: 1},
-		{name: "rpId not claimable", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkeycall.Call) { c.RPID = "example.org" }) },
+		{name: "rpId not claimable", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkey.Call) { c.RPID = "example.org" }) },
 			status: StatusRefused, detail: "may not claim", notices: 1, passed: 1},
-		{name: "rpId not the kept one", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkeycall.Call) { c.RPID = "login.example.com" }) },
+		{name: "rpId not the kept one", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkey.Call) { c.RPID = "login.example.com" }) },
 			status: StatusRefused, detail: "another relying party", notices: 1, passed: 1},
 		{name: "allowCredentials without ours", approval: ApprovalNone, edit: func(r *pkRig) {
-			r.pb.call = withCall(func(c *passkeycall.Call) { c.Allow = [][]byte{[]byte("theirs")} })
+			r.pb.call = withCall(func(c *passkey.Call) { c.Allow = [][]byte{[]byte("theirs")} })
 		},
 			status: StatusRefused, detail: "other passkeys", notices: 1, passed: 1},
-		{name: "a frame's call", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkeycall.Call) { c.Frame = 3 }) },
+		{name: "a frame's call", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkey.Call) { c.Frame = 3 }) },
 			status: StatusRefused, detail: "frame", notices: 1, passed: 1},
-		{name: "not armed (another request id)", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkeycall.Call) { c.ID = "forged" }) },
+		{name: "not armed (another request id)", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkey.Call) { c.ID = "forged" }) },
 			status: StatusRefused, detail: "no request", notices: 1, passed: 1},
-		{name: "create on a tab armed for get", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkeycall.Call) { c.Ceremony = passkey.Create }) },
+		{name: "create on a tab armed for get", approval: ApprovalNone, edit: func(r *pkRig) { r.pb.call = withCall(func(c *passkey.Call) { c.Ceremony = passkey.Create }) },
 			status: StatusRefused, detail: "armed for", notices: 1, passed: 1},
 		{name: "driven, clean room (the default): refused with the fix", approval: ApprovalNone, edit: func(r *pkRig) { r.b.drive = driven },
 			status: StatusRefused, detail: `set driven = "in-page" for example.com`},
@@ -238,8 +237,8 @@ func TestPasskeySignIn(t *testing.T) {
 }
 
 // withCall is goodCall changed by edit.
-func withCall(edit func(*passkeycall.Call)) func(passkeycall.Arm) passkeycall.Call {
-	return func(a passkeycall.Arm) passkeycall.Call {
+func withCall(edit func(*passkey.Call)) func(passkey.Arm) passkey.Call {
+	return func(a passkey.Arm) passkey.Call {
 		c := goodCall(a)
 		edit(&c)
 		return c
@@ -290,7 +289,7 @@ func TestPasskeyEnrol(t *testing.T) {
 	}
 	// A get() on a tab armed to add is the browser's.
 	r = newPKRig(t, ApprovalNone)
-	r.pb.call = withCall(func(c *passkeycall.Call) { c.Ceremony = passkey.Get })
+	r.pb.call = withCall(func(c *passkey.Call) { c.Ceremony = passkey.Get })
 	if res := r.e.Fill(context.Background(), add, agent, nil); res.Status != StatusRefused || r.pb.passed != 1 || len(r.keys.enrolled) != 0 {
 		t.Fatalf("%s: %s; passed %d", res.Status, res.Detail, r.pb.passed)
 	}

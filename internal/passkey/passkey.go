@@ -3,7 +3,9 @@
 // attestation object of format "none" that enrols it, the assertion that
 // signs a sign-in with it, and the client data fillgate writes from the
 // page's verified origin (the page never supplies it). CheckRPID is the
-// rule that decides which relying party an origin may claim.
+// rule that decides which relying party an origin may claim, and Judge
+// the rule that decides what becomes of one WebAuthn call of a page
+// (call.go).
 //
 // The package does no I/O: where a key is kept (the OS keyring), who
 // approves a use and which tab was armed are its callers' business. A

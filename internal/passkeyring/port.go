@@ -5,7 +5,6 @@ import (
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/passkey"
-	"github.com/fillgate/fillgate/internal/passkeycall"
 )
 
 // Port is the fill flow's Passkeys (fill.Passkeys) over a keyring.
@@ -14,12 +13,12 @@ type Port struct{ Store Store }
 var _ fill.Passkeys = Port{}
 
 // Lookup implements fill.Passkeys.
-func (p Port) Lookup(ctx context.Context, service, account string) (passkeycall.Stored, error) {
+func (p Port) Lookup(ctx context.Context, service, account string) (passkey.Stored, error) {
 	pub, err := Lookup(ctx, p.Store, service, account)
 	if err != nil {
-		return passkeycall.Stored{}, err
+		return passkey.Stored{}, err
 	}
-	return passkeycall.Stored{RPID: pub.RPID, ID: pub.ID}, nil
+	return passkey.Stored{RPID: pub.RPID, ID: pub.ID}, nil
 }
 
 // Enrol implements fill.Passkeys.

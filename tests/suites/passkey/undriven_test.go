@@ -26,7 +26,7 @@ import (
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/fillgate/fillgate/internal/passkeycall"
+	webauthn "github.com/fillgate/fillgate/internal/passkey"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/hostwait"
@@ -123,8 +123,8 @@ func TestUndrivenPasskeys(t *testing.T) {
 			if got := s.pressNoWait(t, false); got != refusedByFillgate {
 				t.Fatalf("UV required under %s: the page says %q", approval, got)
 			}
-			if e := s.outcome(t, mark); e.Status != fill.StatusRefused || !strings.Contains(e.Detail, passkeycall.ErrUVRequired.Error()) {
-				t.Fatalf("UV required under %s: the audit log says %+v; want refused: %v", approval, e, passkeycall.ErrUVRequired)
+			if e := s.outcome(t, mark); e.Status != fill.StatusRefused || !strings.Contains(e.Detail, webauthn.ErrUVRequired.Error()) {
+				t.Fatalf("UV required under %s: the audit log says %+v; want refused: %v", approval, e, webauthn.ErrUVRequired)
 			}
 			if len(s.site.Logins()) != logins || s.site.SignCount(ours) != count {
 				t.Fatalf("UV required under %s: the site let someone in, or the count moved", approval)

@@ -1,11 +1,11 @@
-// Package passkeycall judges one WebAuthn call of a page, as the extension
-// relays it, against the agent's or the person's request that armed its
-// tab: fillgate answers it, refuses it, or lets the browser's own
-// WebAuthn answer it (the person's own passkeys are never touched). The
-// extension's worker keeps the armed tabs (one arm per tab, one call per
-// arm, until its deadline). Judge is the rule; it does no I/O, and
-// signing is passkeyring's.
-package passkeycall
+package passkey
+
+// One WebAuthn call of a page, as the extension relays it, judged against
+// the agent's or the person's request that armed its tab: fillgate
+// answers it, refuses it, or lets the browser's own WebAuthn answer it
+// (the person's own passkeys are never touched). The extension's worker
+// keeps the armed tabs (one arm per tab, one call per arm, until its
+// deadline); signing is passkeyring's.
 
 import (
 	"bytes"
@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/fillgate/fillgate/internal/passkey"
 )
 
 // Arm is one request that armed a tab for one call: the ceremony it may
@@ -22,7 +20,7 @@ import (
 type Arm struct {
 	ID       string // the request id the extension hands back with the call
 	Tab      int64
-	Ceremony passkey.Ceremony
+	Ceremony Ceremony
 	Service  string
 	Account  string
 	// Origin is the top frame's origin the policy allowed (the inspect's).
@@ -35,7 +33,7 @@ type Arm struct {
 // says of the sender; everything else the page wrote.
 type Call struct {
 	ID       string
-	Ceremony passkey.Ceremony
+	Ceremony Ceremony
 	Tab      int64
 	Frame    int64
 	Origin   string
@@ -78,8 +76,8 @@ const (
 type Verdict struct {
 	Outcome Outcome
 	Reason  string
-	Origin  passkey.Origin
-	RP      passkey.RPID
+	Origin  Origin
+	RP      RPID
 }
 
 // es256 is COSE's ES256, the one algorithm fillgate's passkeys use.
@@ -91,7 +89,7 @@ const maxUserHandle = 64
 // Judge decides a call for the arm it was made under: the same ceremony,
 // from the top frame of the armed tab, on exactly the origin the policy
 // allowed, for a relying party that origin may claim (WebAuthn's rule,
-// passkey.CheckRPID), and for a get() the kept passkey's relying party,
+// CheckRPID), and for a get() the kept passkey's relying party,
 // named in allowCredentials when the page lists any. Anything else is
 // Pass: the browser answers as if fillgate were not there.
 func Judge(a Arm, c Call, kept *Stored) Verdict {
@@ -110,16 +108,16 @@ func Judge(a Arm, c Call, kept *Stored) Verdict {
 	case len(c.Challenge) == 0:
 		return pass("the page sent no challenge")
 	}
-	o, err := passkey.ParseOrigin(c.Origin)
+	o, err := ParseOrigin(c.Origin)
 	if err != nil {
 		return pass("the page's origin cannot use WebAuthn")
 	}
-	rp, err := passkey.CheckRPID(o, c.RPID)
+	rp, err := CheckRPID(o, c.RPID)
 	if err != nil {
 		return pass("the page asked for a relying party its origin may not claim")
 	}
 	switch c.Ceremony {
-	case passkey.Get:
+	case Get:
 		switch {
 		case kept == nil:
 			return pass("no passkey of the agents' is kept for the service")
@@ -128,7 +126,7 @@ func Judge(a Arm, c Call, kept *Stored) Verdict {
 		case len(c.Allow) > 0 && !slices.ContainsFunc(c.Allow, func(id []byte) bool { return bytes.Equal(id, kept.ID) }):
 			return pass("the page asked for other passkeys than the agents'")
 		}
-	case passkey.Create:
+	case Create:
 		switch {
 		case !slices.Contains(c.Algs, es256):
 			return pass("the page does not take ES256 keys")
@@ -143,18 +141,18 @@ func Judge(a Arm, c Call, kept *Stored) Verdict {
 	return Verdict{Outcome: Answer, Origin: o, RP: rp}
 }
 
-// ErrUVRequired is Presence's error for a call that requires user
+// ErrUVRequired is CallPresence's error for a call that requires user
 // verification when the person did not approve this very use.
 var ErrUVRequired = errors.New("the site requires user verification, which for a passkey of the agents' is the person's approval in the prompt; this use was approved by a lease or approval = \"none\"")
 
-// Presence is what the authenticator data says of the person: UP for
+// CallPresence is what the authenticator data says of the person: UP for
 // every use fillgate answers (an armed, policy-allowed request), UV only
 // when the person approved this very use in the prompt or the native
 // dialog. A call with userVerification "required" and no such approval
 // is refused.
-func Presence(approvedByPerson bool, userVerification string) (passkey.Presence, error) {
+func CallPresence(approvedByPerson bool, userVerification string) (Presence, error) {
 	if userVerification == "required" && !approvedByPerson {
-		return passkey.Presence{}, ErrUVRequired
+		return Presence{}, ErrUVRequired
 	}
-	return passkey.Presence{UserPresent: true, UserVerified: approvedByPerson}, nil
+	return Presence{UserPresent: true, UserVerified: approvedByPerson}, nil
 }
