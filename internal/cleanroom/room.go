@@ -26,6 +26,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/leakcheck"
 	"github.com/fillgate/fillgate/internal/websession"
+	"github.com/fillgate/fillgate/internal/wording"
 )
 
 //go:embed room.js
@@ -498,10 +499,10 @@ func (r *room) open(ctx context.Context, req fill.Request, raw string) (fill.Ins
 	switch {
 	case loc.Count == 0:
 		return fill.Inspection{}, refuse("opened again in fillgate's clean room, the agent's page on %s shows no %s field (a login step that lives only in that page, reached by typing there%s); %s",
-			r.login, fieldNoun(req.Field), stepNote(req.Field, r.in.Account), inPageFix(req.Service))
+			r.login, wording.FieldNoun(req.Field), stepNote(req.Field, r.in.Account), inPageFix(req.Service))
 	case !loc.Focused:
 		return fill.Inspection{}, refuse("opened again in fillgate's clean room, the agent's page on %s shows %d %s fields, and nothing tells which is the one the agent chose; %s",
-			r.login, loc.Count, fieldNoun(req.Field), inPageFix(req.Service))
+			r.login, loc.Count, wording.FieldNoun(req.Field), inPageFix(req.Service))
 	}
 	r.lap("field_found", &t0)
 	rin, err := r.cdp.Inspect(lctx, fill.Request{Service: req.Service, Field: req.Field})
@@ -523,14 +524,6 @@ func stepNote(field, account string) string {
 		return "; the agent's page shows no account name to go on with"
 	}
 	return "; going on with the account name the agent's page shows did not reach it"
-}
-
-// fieldNoun names a field kind in a sentence.
-func fieldNoun(kind string) string {
-	if kind == fill.FieldOTP {
-		return "one-time code"
-	}
-	return kind
 }
 
 // waitField looks for the field of kind until it is there or the page
@@ -613,11 +606,11 @@ func (r *room) HandOver(ctx context.Context, holds func(string) bool) (fill.Hand
 	r.mu.Unlock()
 	if sent != "" {
 		return fill.Handover{}, refusal{fmt.Sprintf("a script in the login page on %s sent the %s to another site, %s; fillgate's clean room stopped it, and nothing was handed over. "+
-			"If that site is where %s signs you in, %s", r.login, fieldNoun(r.kind), sent, r.service, inPageFix(r.service))}
+			"If that site is where %s signs you in, %s", r.login, wording.FieldNoun(r.kind), sent, r.service, inPageFix(r.service))}
 	}
 	if carried != "" {
 		return fill.Handover{}, refusal{fmt.Sprintf("the site sent the login on to another origin, %s, with a redirect that keeps the form's body (307 or 308), which would have carried the %s there; fillgate's clean room stopped it, and nothing was handed over",
-			carried, fieldNoun(r.kind))}
+			carried, wording.FieldNoun(r.kind))}
 	}
 	if bound {
 		return fill.Handover{}, failure{fmt.Sprintf("the site started a device-bound session during the login (%s): its session is bound to fillgate's clean room and would die in the agent's browser, so nothing was handed over; %s",
@@ -629,7 +622,7 @@ func (r *room) HandOver(ctx context.Context, holds func(string) bool) (fill.Hand
 	}
 	if at.Origin == r.login && count(at, r.kind) > 0 {
 		return fill.Handover{}, failure{fmt.Sprintf("the site did not take the login: fillgate's clean room still shows its %s field on %s (a wrong value, or a step the site asks for); nothing was handed over",
-			fieldNoun(r.kind), r.login), nil}
+			wording.FieldNoun(r.kind), r.login), nil}
 	}
 	next := ""
 	if r.kind == fill.FieldPassword && at.Code > 0 {
@@ -661,7 +654,7 @@ func (r *room) HandOver(ctx context.Context, holds func(string) bool) (fill.Hand
 	if r.ownLeft(sess).Any(holds) {
 		return fill.Handover{}, failure{fmt.Sprintf("the site keeps the %s in what its login left (a cookie, its web storage or its address), "+
 			"where the agent's browser would read it, so fillgate handed nothing over and will not log in to %s in a clean room for a day; %s",
-			fieldNoun(r.kind), r.service, inPageFix(r.service)), fill.ErrValueKept}
+			wording.FieldNoun(r.kind), r.service, inPageFix(r.service)), fill.ErrValueKept}
 	}
 	shown, err := r.cfg.Driven.HandOver(ctx, r.in, sess)
 	r.lap("tab_handed_over", &t0)

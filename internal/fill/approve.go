@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/fillgate/fillgate/internal/wording"
 )
 
 // MaxAccount is the longest account name a page may show fillgate (the
@@ -234,7 +236,7 @@ func (e *Engine) notice(q PlanQuery, plan Plan, how string) Notice {
 		why += ". A program attached to the tab over the DevTools Protocol can read it as it goes in"
 	}
 	return Notice{
-		Title: "fillgate is filling the " + fieldNoun(q.Field) + " for " + printable(q.Service, 100),
+		Title: "fillgate is filling the " + wording.FieldNoun(q.Field) + " for " + printable(q.Service, 100),
 		Message: fmt.Sprintf("Asked by %s, into %s, from %s; %s.", printable(q.Agent.String(), 120),
 			printable(q.In.Origin(), 120), printable(cmp.Or(plan.Store, "a saved source"), 120), why),
 	}
@@ -343,11 +345,4 @@ func (e *Engine) keep(ctx context.Context, q PlanQuery, plan Plan, got *obtained
 		return note
 	}
 	return note + fmt.Sprintf("; the same agent process may fill it on this page again without a prompt until %s (a lease)", l.Until.Format(time.TimeOnly))
-}
-
-func fieldNoun(kind string) string {
-	if kind == FieldOTP {
-		return "one-time code"
-	}
-	return "password"
 }

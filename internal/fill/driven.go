@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/fillgate/fillgate/internal/leakcheck"
+	"github.com/fillgate/fillgate/internal/wording"
 )
 
 // A browser a program can drive (the agent's browser tools, a debugging
@@ -153,14 +153,14 @@ func (e *Engine) handedOver(ctx context.Context, room Room, r *Result, service, 
 		what += " and the site's web storage"
 	}
 	said := fmt.Sprintf("logged in in fillgate's clean room (a browser of its own: the %s never entered the agent's browser) "+
-		"and handed the session to the agent's tab (%s), which now shows %s", fieldWord(field), what, h.TabOrigin)
+		"and handed the session to the agent's tab (%s), which now shows %s", wording.FieldNoun(field), what, h.TabOrigin)
 	if h.LoginShown {
 		return StatusFailed, said + ", but still with the login form: the session did not hold in that browser (the site may bind " +
 			"sessions to the browser they were made in). To have fillgate type into that browser instead, set driven = \"in-page\" for " +
 			service + " in your policy"
 	}
 	if h.Next != "" {
-		said += "; the site asks for a " + strings.ReplaceAll(fieldWord(h.Next), "-", " ") + " next: focus its field and ask with --field otp"
+		said += "; the site asks for a " + wording.FieldNoun(h.Next) + " next: focus its field and ask with --field otp"
 	}
 	return StatusOK, said
 }

@@ -214,7 +214,7 @@ func TestCleanRoomAfterTheLogin(t *testing.T) {
 		handed  int
 	}{
 		{"the site asks for a code next", nil, Handover{TabOrigin: "https://github.com", Cookies: 1, Next: FieldOTP},
-			nil, StatusOK, "asks for a one time code next", 1},
+			nil, StatusOK, "asks for a one-time code next", 1},
 		{"the session did not hold", nil, Handover{TabOrigin: "https://github.com", Cookies: 2, LoginShown: true},
 			nil, StatusFailed, `still with the login form: the session did not hold in that browser`, 1},
 		{"a device-bound session", nil, Handover{}, statusErr{StatusFailed, "the site started a device-bound session"},

@@ -280,7 +280,7 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 		return r.with(StatusRefused, "nothing was inserted: "+explain(v.Reason)), ""
 	}
 	r.Submitted, r.Navigated = &v.Submitted, &v.Navigated
-	status, detail = afterInsert(v, fieldWord(field), then)
+	status, detail = afterInsert(v, field, then)
 	if room != nil && status == StatusOK {
 		inserted := detail
 		status, detail = e.handedOver(ctx, room, &r, req.Service, field, got.value)
@@ -416,13 +416,6 @@ func roundBudget(d time.Duration) time.Duration {
 		return d.Round(100 * time.Millisecond)
 	}
 	return d.Round(time.Second)
-}
-
-func fieldWord(kind string) string {
-	if kind == FieldOTP {
-		return "one-time-code"
-	}
-	return kind
 }
 
 // printable keeps at most n printable runes of s, the page's own text

@@ -36,9 +36,10 @@ type texts struct {
 // newTexts prepares the words for info; deadline is when the dialogs
 // give up (zero: never).
 func newTexts(info fill.PromptInfo, deadline time.Time) texts {
-	t := texts{info: info, deadline: deadline, noun: "password", label: "Password", short: "password"}
+	t := texts{info: info, deadline: deadline, noun: wording.FieldNoun(info.Field)}
+	t.label, t.short = wording.Capitalize(t.noun), t.noun
 	if info.Field == fill.FieldOTP {
-		t.noun, t.label, t.short = "one-time code", "One-time code", "code"
+		t.short = "code"
 	}
 	return t
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fillgate/fillgate/internal/wording"
 )
 
 // MaxSplit is the most boxes a split one-time code may have.
@@ -157,7 +159,7 @@ func (p *Policy) Evaluate(in Input) Decision {
 	if d, ok := checkForm(in.Form, service, focused, len(in.Origins) == 1); !ok {
 		return d
 	}
-	return Decision{Allow: true, Detail: fmt.Sprintf("The focused %s field on %s belongs to %s.", fieldNoun(in.Field), focused, svc),
+	return Decision{Allow: true, Detail: fmt.Sprintf("The focused %s field on %s belongs to %s.", wording.FieldNoun(in.Field), focused, svc),
 		Settings: settingsFor(focused, in.Field, rules)}
 }
 
@@ -232,7 +234,7 @@ func checkRules(in Input, rules []*Rule) (Decision, bool) {
 			return refuse(CheckAgent, "The policy lets only named programs ask for %s, and %s is not one of them; nothing was asked.", r.Service, agent), false
 		}
 		if len(r.Fields) > 0 && !slices.Contains(r.Fields, in.Field) {
-			return refuse(CheckField, "The policy does not allow filling a %s for %s; nothing was asked.", fieldNoun(in.Field), r.Service), false
+			return refuse(CheckField, "The policy does not allow filling a %s for %s; nothing was asked.", wording.FieldNoun(in.Field), r.Service), false
 		}
 		if len(r.AllowVia) > 0 && !slices.Contains(r.AllowVia, in.Via) {
 			return refuse(CheckVia, "The policy allows filling %s only through %s, not %s; nothing was asked.", r.Service, viaNouns(r.AllowVia), viaNoun(in.Via)), false
@@ -244,7 +246,7 @@ func checkRules(in Input, rules []*Rule) (Decision, bool) {
 // checkFieldKind refuses a focused field of the wrong kind, or one that is
 // not usable.
 func checkFieldKind(in Input, focused origin) (Decision, bool) {
-	want := fieldNoun(in.Field)
+	want := wording.FieldNoun(in.Field)
 	switch in.FieldKind {
 	case fieldNone:
 		return refuse(CheckField, "Nothing is focused on %s: click into the %s field of the login form, then ask again.", focused, want), false
@@ -252,7 +254,7 @@ func checkFieldKind(in Input, focused origin) (Decision, bool) {
 		return refuse(CheckField, "The focused field on %s is not a %s field: click into the %s field of the login form, then ask again.", focused, want, want), false
 	case fieldPassword, fieldOTP:
 		if in.FieldKind != in.Field {
-			return refuse(CheckField, "The focused field on %s is a %s field, but a %s was asked for: click into the %s field, or ask for a %s.", focused, fieldNoun(in.FieldKind), want, want, fieldNoun(in.FieldKind)), false
+			return refuse(CheckField, "The focused field on %s is a %s field, but a %s was asked for: click into the %s field, or ask for a %s.", focused, wording.FieldNoun(in.FieldKind), want, want, wording.FieldNoun(in.FieldKind)), false
 		}
 	default:
 		return refuse(CheckField, "The browser reported an unknown field kind %s; nothing was asked.", quote(in.FieldKind)), false
@@ -370,17 +372,6 @@ func (p *Policy) rulesFor(o origin) []*Rule {
 		}
 	}
 	return rs
-}
-
-// fieldNoun names a field kind in a sentence.
-func fieldNoun(kind string) string {
-	switch kind {
-	case fieldOTP:
-		return "one-time code"
-	case fieldPasskey:
-		return "passkey"
-	}
-	return kind
 }
 
 // viaNoun names a path in a sentence.

@@ -214,10 +214,8 @@ type doneData struct {
 // newFormData prepares the form page for info. The deadline is when the
 // budget runs out (zero: no budget).
 func newFormData(info fill.PromptInfo, action, csrf, key string, deadline time.Time) formData {
-	label, noun := "Password", "password"
-	if info.Field == fill.FieldOTP {
-		label, noun = "One-time code", "one-time code"
-	}
+	noun := wording.FieldNoun(info.Field)
+	label := wording.Capitalize(noun)
 	agent := info.Agent.String()
 	if info.Agent.Name == "" && info.Agent.PID == 0 {
 		agent = "an unknown process"

@@ -8,6 +8,7 @@ package route
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,13 +92,13 @@ func Pick(req fill.Checked, peers []Peer, serves func(agentsock.ActiveTab) bool)
 		}
 		return "", refusal(r, fmt.Sprintf("more than one connected browser has a focused %s field for %s: %s; "+
 			"name one with --browser or --profile (`fillgate status` lists them)",
-			fieldWord(r.Field), r.Service, strings.Join(names, "; ")))
+			cmp.Or(r.Field, fill.FieldPassword), r.Service, strings.Join(names, "; ")))
 	case len(peers) == 1:
 		// One browser, and it shows no such field: its own checks say why.
 		return peers[0].target(), nil
 	}
 	return "", refusal(r, fmt.Sprintf("no focused %s field for %s in any connected browser (%d checked): "+
-		"open the login page, click into the field, and ask again", fieldWord(r.Field), r.Service, len(peers)))
+		"open the login page, click into the field, and ask again", cmp.Or(r.Field, fill.FieldPassword), r.Service, len(peers)))
 }
 
 func (p Peer) target() string {
@@ -148,13 +149,6 @@ func quoteShort(s string) string {
 		return fmt.Sprintf("%q…", s[:max])
 	}
 	return fmt.Sprintf("%q", s)
-}
-
-func fieldWord(kind string) string {
-	if kind == fill.FieldOTP {
-		return "one-time-code"
-	}
-	return "password"
 }
 
 func refusal(req fill.Request, detail string) *fill.Result {

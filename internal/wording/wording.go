@@ -25,6 +25,20 @@ func Duration(d time.Duration) string {
 	return fmt.Sprintf("%d min %d s", m, s)
 }
 
+// FieldNoun names the kind of field a value is for, as a noun standing
+// alone in a sentence: "password", "one-time code", "passkey" (no kind:
+// a password). Before "field" the kind's own word reads as it is ("the
+// focused one-time-code field").
+func FieldNoun(kind string) string {
+	switch kind {
+	case "":
+		return "password"
+	case "one-time-code":
+		return "one-time code"
+	}
+	return kind
+}
+
 // Capitalize returns s with its first letter in upper case.
 func Capitalize(s string) string {
 	r, n := utf8.DecodeRuneInString(s)

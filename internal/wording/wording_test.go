@@ -34,3 +34,16 @@ func TestCapitalize(t *testing.T) {
 		}
 	}
 }
+
+func TestFieldNoun(t *testing.T) {
+	for kind, want := range map[string]string{
+		"":              "password",
+		"password":      "password",
+		"one-time-code": "one-time code",
+		"passkey":       "passkey",
+	} {
+		if got := FieldNoun(kind); got != want {
+			t.Errorf("FieldNoun(%q) = %q, want %q", kind, got, want)
+		}
+	}
+}

@@ -241,7 +241,7 @@ func TestOneTimeCode(t *testing.T) {
 	run := r.fill(t, "127.0.0.1", "--field", "otp")
 	run.types(t, code)
 	res := run.result(t)
-	wantStatus(t, res, fill.StatusOK, "the one-time-code never entered the agent's browser")
+	wantStatus(t, res, fill.StatusOK, "the one-time code never entered the agent's browser")
 	if n := site.Logins("/otp/verify", code); n != 1 {
 		t.Errorf("the site got the code %d times", n)
 	}
