@@ -234,7 +234,15 @@ func (r *room) listen(ev any) {
 	case *fetch.EventRequestPaused:
 		go r.paused(ev)
 	case *network.EventRequestWillBeSent:
-		r.note(func() { r.docs[ev.RequestID] = ev.Type == network.ResourceTypeDocument })
+		// A redirect's response comes only here, with the request it
+		// leads to (no responseReceived for it), before that request
+		// goes out; its raw headers (responseReceivedExtraInfo) may come
+		// at any time after, even once the login has settled.
+		bound := ev.RedirectResponse != nil && bindsSession(ev.RedirectResponse.Headers)
+		r.note(func() {
+			r.docs[ev.RequestID] = ev.Type == network.ResourceTypeDocument
+			r.bound = r.bound || bound
+		})
 	case *network.EventLoadingFinished:
 		r.note(func() { delete(r.docs, ev.RequestID) })
 	case *network.EventLoadingFailed:
