@@ -1,7 +1,10 @@
 package drivable
 
 import (
+	"cmp"
 	"strings"
+
+	"github.com/fillgate/fillgate/internal/manifest"
 )
 
 // chromiumView is what a Chromium-family command line says.
@@ -18,6 +21,19 @@ var chromiumSwitches = map[string]string{
 	"remote-debugging-address":  "the browser was started with --remote-debugging-address",
 	"remote-debugging-io-pipes": "the browser was started with --remote-debugging-io-pipes",
 	"enable-automation":         "the browser was started with --enable-automation (automation)",
+}
+
+// Profile names the profile a browser's command line (argv[0] first)
+// starts, as the browser reads it: a Chromium-family browser's
+// --user-data-dir, Firefox's -profile path or else its -P name; "" when
+// it names none. The host names its browser's profile with it, from the
+// same reading that judges whether a program drives that browser.
+func Profile(family manifest.Family, args []string) string {
+	if family == manifest.Firefox {
+		f := firefoxFlags(args)
+		return cmp.Or(f.profile, f.named)
+	}
+	return chromiumFlags(args).userDataDir
 }
 
 // chromiumFlags reads a Chromium-family command line, argv[0] first.

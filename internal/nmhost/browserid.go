@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fillgate/fillgate/internal/drivable"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/procinfo"
 )
@@ -24,7 +25,7 @@ func browserID(family manifest.Family) (name, profile string) {
 	}
 	profile = "default"
 	if args, err := procinfo.Args(ppid); err == nil {
-		if pr := profileArg(family, args); pr != "" {
+		if pr := drivable.Profile(family, args); pr != "" {
 			profile = pr
 		}
 	}
@@ -55,33 +56,4 @@ func browserName(exe string) string {
 		return n
 	}
 	return base
-}
-
-// profileArg finds the profile in a browser's command line, or "".
-//
-// Chromium on Linux rewrites its process title: /proc/<pid>/cmdline is
-// then one string of the arguments joined by spaces, so a flag is also
-// looked for after a space, its value running to the next " --".
-func profileArg(family manifest.Family, args []string) string {
-	if len(args) == 1 && family != manifest.Firefox {
-		if _, v, ok := strings.Cut(args[0], " --user-data-dir="); ok {
-			v, _, _ = strings.Cut(v, " --")
-			return v
-		}
-	}
-	if len(args) > 0 {
-		args = args[1:]
-	}
-	for i, a := range args {
-		if family == manifest.Firefox {
-			if (a == "-profile" || a == "--profile" || a == "-P") && i+1 < len(args) {
-				return args[i+1]
-			}
-			continue
-		}
-		if v, ok := strings.CutPrefix(a, "--user-data-dir="); ok {
-			return v
-		}
-	}
-	return ""
 }
