@@ -177,8 +177,8 @@ func TestNoOtherCopy(t *testing.T) {
 		t.Errorf("AppendString into a sized buffer allocated %v times", a)
 	}
 	var meta any = testMeta{ID: 7, Type: "insert", Origins: []string{"https://a.example"}}
-	head := testing.AllocsPerRun(100, func() { _, _ = json.Marshal(meta) })
-	msg := testing.AllocsPerRun(100, func() {
+	head := leastAllocs(func() { _, _ = json.Marshal(meta) })
+	msg := leastAllocs(func() {
 		m, _ := Message(meta, v)
 		clear(m)
 	})
@@ -188,6 +188,21 @@ func TestNoOtherCopy(t *testing.T) {
 	if a := testing.AllocsPerRun(100, func() { _, _ = Message(meta, []byte{0xff}) }); a != 0 {
 		t.Errorf("Message allocated %v times for a value it refused", a)
 	}
+}
+
+// leastAllocs is the fewest allocations one run of f makes, over 100
+// runs. Without the race detector every run makes the same; with it,
+// sync.Pool drops a random quarter of what is put back (by design, to
+// shake out races), so json.Marshal sometimes makes its encoder state
+// anew, and an average over runs counted those drops (TestNoOtherCopy
+// failed 14 of 300 runs under -race, one of them a CI run). The fewest
+// is the count with no drop.
+func leastAllocs(f func()) float64 {
+	least := testing.AllocsPerRun(1, f)
+	for range 99 {
+		least = min(least, testing.AllocsPerRun(1, f))
+	}
+	return least
 }
 
 type testMeta struct {
