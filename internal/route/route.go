@@ -8,7 +8,6 @@ package route
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,13 +91,13 @@ func Pick(req fill.Checked, peers []Peer, serves func(agentsock.ActiveTab) bool)
 		}
 		return "", refusal(r, fmt.Sprintf("more than one connected browser has a focused %s field for %s: %s; "+
 			"name one with --browser or --profile (`fillgate status` lists them)",
-			cmp.Or(r.Field, fill.FieldPassword), r.Service, strings.Join(names, "; ")))
+			r.Field, r.Service, strings.Join(names, "; ")))
 	case len(peers) == 1:
 		// One browser, and it shows no such field: its own checks say why.
 		return peers[0].target(), nil
 	}
 	return "", refusal(r, fmt.Sprintf("no focused %s field for %s in any connected browser (%d checked): "+
-		"open the login page, click into the field, and ask again", cmp.Or(r.Field, fill.FieldPassword), r.Service, len(peers)))
+		"open the login page, click into the field, and ask again", r.Field, r.Service, len(peers)))
 }
 
 func (p Peer) target() string {
