@@ -122,10 +122,18 @@ func StartChromium(ctx context.Context, o ChromiumOptions) (*Chromium, error) {
 			c.Stop()
 			return nil, fmt.Errorf("chromium did not open its debugging port (%w); its output:\n%s", ctx.Err(), c.Output())
 		case <-c.Done():
+			c.Stop()
 			return nil, fmt.Errorf("chromium exited at start; its output:\n%s", c.Output())
 		case <-tick.C:
 		}
 	}
+}
+
+// Stop stops the browser (Proc.Stop) and then removes what it kept
+// outside its profile (RemoveSingleton). It is safe to call more than once.
+func (c *Chromium) Stop() {
+	c.Proc.Stop()
+	RemoveSingleton(c.UserDataDir)
 }
 
 // Output is what the browser printed so far.

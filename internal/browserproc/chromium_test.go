@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -16,7 +17,11 @@ func TestStartAndStopChromium(t *testing.T) {
 	wine.Skip(t, "there is no Windows Chromium in the Wine prefix")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := StartChromium(ctx, ChromiumOptions{UserDataDir: t.TempDir(), Headless: true})
+	// Chromium keeps its profile's singleton socket in a directory of its
+	// own under TMPDIR, which Stop must remove: a killed browser does not.
+	tmp := t.TempDir()
+	env := append(os.Environ(), "TMPDIR="+tmp)
+	c, err := StartChromium(ctx, ChromiumOptions{UserDataDir: t.TempDir(), Headless: true, Env: env})
 	if err != nil {
 		t.Fatal(err) // .ci/run installs Chromium; a missing one fails, never skips
 	}
@@ -28,6 +33,9 @@ func TestStartAndStopChromium(t *testing.T) {
 	case <-c.Done():
 	default:
 		t.Fatal("Stop returned before the browser exited")
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+		t.Errorf("Stop left %v in the browser's TMPDIR", left)
 	}
 	c.Stop() // a second Stop is harmless
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fillgate/fillgate/internal/browserproc"
 )
 
 // A room's profile is a directory of its own under the rooms' directory,
@@ -69,6 +71,7 @@ func sweep(dir string) {
 			continue // a live room
 		}
 		killLeftovers(path)
+		browserproc.RemoveSingleton(path)
 		_ = removeAll(path)
 		if unlock != nil {
 			unlock()

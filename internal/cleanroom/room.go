@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/extension"
+	"github.com/fillgate/fillgate/internal/browserproc"
 	"github.com/fillgate/fillgate/internal/cdp"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/leakcheck"
@@ -750,6 +751,7 @@ func (r *room) Close() {
 		r.bcancel()
 		r.acancel()
 		killLeftovers(r.dir)
+		browserproc.RemoveSingleton(r.dir)
 		r.done()
 		r.cfg.Log.Info("clean room closed")
 	})

@@ -116,6 +116,13 @@ func startRig(t *testing.T, ctx context.Context, via string, bus bool) *rig {
 	root := fgenv.New(t, "fgcr-")
 	r := &rig{t: t, ctx: ctx, via: via, root: root, env: root.Env}
 	t.Cleanup(r.finalScan) // after the browser stopped
+	// A temporary directory of the rig's own, for fillgate, its rooms and
+	// the driven browser: the final scan reads it and wants it empty.
+	tmp := filepath.Join(root.Dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r.env = append(r.env, "TMPDIR="+tmp)
 	display := desktop.Start(t)
 	r.person = display.Person(t)
 	r.env = append(r.env, display.Env()...)
@@ -204,7 +211,7 @@ func (r *rig) secret(t testing.TB) []byte {
 
 // finalScan runs after the browser stopped: every file under the root,
 // the browser's output and everything fillgate printed, for every secret;
-// and no clean room's profile is left.
+// and no clean room's profile, nor anything in TMPDIR, is left.
 func (r *rig) finalScan() {
 	t := r.t
 	rooms := filepath.Join(r.root.RunDir, "rooms")
@@ -214,6 +221,11 @@ func (r *rig) finalScan() {
 			names[i] = e.Name()
 		}
 		t.Errorf("clean rooms left behind in %s: %v", rooms, names)
+	}
+	// A room's browser, killed or not, leaves nothing in TMPDIR (Chromium
+	// keeps its singleton socket there and removes it only on a clean exit).
+	if left, err := filepath.Glob(filepath.Join(r.root.Dir, "tmp", "*")); err == nil && len(left) > 0 {
+		t.Errorf("left behind in the rig's TMPDIR: %v", left)
 	}
 	if t.Failed() {
 		if log, err := os.ReadFile(filepath.Join(r.root.StateDir, "fillgate.log")); err == nil {
