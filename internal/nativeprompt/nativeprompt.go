@@ -17,7 +17,7 @@
 // The macOS and Windows dialogs are written from their documentation and
 // only compiled here, never run: they are unproven.
 //
-// What the dialogs show mirrors the loopback page (internal/prompt): the
+// What the dialogs show mirrors the loopback page (internal/pageprompt): the
 // agent, the exact origin, the field kind, the account the page shows
 // (marked as the page's), where a saved value comes from (the entry, which
 // only this dialog may name), and, before the person answers, whether a

@@ -24,7 +24,7 @@ const (
 )
 
 // texts words the dialogs of one PromptInfo, as the loopback page words
-// its prompt (internal/prompt/page.go).
+// its prompt (internal/pageprompt/page.go).
 type texts struct {
 	info     fill.PromptInfo
 	deadline time.Time

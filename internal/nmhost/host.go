@@ -33,11 +33,11 @@ import (
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/nativemsg"
 	"github.com/fillgate/fillgate/internal/nativeprompt"
+	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/internal/passkeyring"
 	"github.com/fillgate/fillgate/internal/planner"
 	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/internal/procinfo"
-	"github.com/fillgate/fillgate/internal/prompt"
 	"github.com/fillgate/fillgate/internal/websession"
 )
 
@@ -236,7 +236,7 @@ func (b *browser) engine(pol *policy.Policy) *fill.Engine {
 	}
 	return &fill.Engine{
 		Browser:    b.bridge,
-		Prompter:   prompt.Config{Logger: b.log}.Start,
+		Prompter:   pageprompt.Config{Logger: b.log}.Start,
 		Native:     nativeprompt.New(nativeprompt.Config{Program: pol.Pinentry, Env: b.env, Logger: b.log}),
 		PromptMode: pol.Prompt,
 		Policy:     pol,

@@ -17,7 +17,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/opener"
-	"github.com/fillgate/fillgate/internal/prompt"
+	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
@@ -35,7 +35,7 @@ func TestSystemOpenerPageInRealChromium(t *testing.T) {
 
 	life, end := context.WithCancel(ctx)
 	defer end()
-	p, err := prompt.Start(life, fill.PromptInfo{
+	p, err := pageprompt.Start(life, fill.PromptInfo{
 		Agent: fill.Agent{Name: "claude", PID: 4121, Via: "fillgate fill"}, Service: "127.0.0.1",
 		Origin: "http://127.0.0.1:8080", Field: fill.FieldPassword, Via: fill.ViaCDP, Budget: time.Minute,
 	})

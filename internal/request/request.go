@@ -25,9 +25,9 @@ import (
 	"github.com/fillgate/fillgate/internal/keychain"
 	"github.com/fillgate/fillgate/internal/logfile"
 	"github.com/fillgate/fillgate/internal/nativeprompt"
+	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/internal/planner"
 	"github.com/fillgate/fillgate/internal/policy"
-	"github.com/fillgate/fillgate/internal/prompt"
 	"github.com/fillgate/fillgate/internal/websession"
 )
 
@@ -173,7 +173,7 @@ func fillCDP(ctx context.Context, checked fill.Checked, o Options, pol *policy.P
 	agent.Via = o.Client
 	e := &fill.Engine{
 		Browser:  b,
-		Prompter: prompt.Config{Logger: log}.Start,
+		Prompter: pageprompt.Config{Logger: log}.Start,
 		// A program drives a browser on this path: the person answers in
 		// a native dialog, unless their policy says prompt = "browser".
 		Native:     nativeprompt.New(nativeprompt.Config{Program: pol.Pinentry, Env: env, Logger: log}),

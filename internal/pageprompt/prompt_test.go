@@ -1,4 +1,4 @@
-package prompt_test
+package pageprompt_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/internal/prompt"
+	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
@@ -51,7 +51,7 @@ func TestSubmitRoundTrip(t *testing.T) {
 	clear(a.Value)
 
 	// A second Wait finds nothing to hand over.
-	if _, err := waitAnswer(t, ctx, p); !errors.Is(err, prompt.ErrClosed) {
+	if _, err := waitAnswer(t, ctx, p); !errors.Is(err, pageprompt.ErrClosed) {
 		t.Errorf("second wait: %v, want ErrClosed", err)
 	}
 	if err := p.Close(); err != nil {
@@ -393,7 +393,7 @@ func TestStartRefusesIncompleteInfo(t *testing.T) {
 	} {
 		info := testInfo()
 		mutate(&info)
-		if p, err := prompt.Start(ctx, info); err == nil {
+		if p, err := pageprompt.Start(ctx, info); err == nil {
 			_ = p.Close()
 			t.Errorf("%s: Start succeeded", name)
 		}
@@ -580,7 +580,7 @@ func TestQueryStringBurnsPrompt(t *testing.T) {
 				t.Errorf("status %d, want 400 and the burned page", r.status)
 			}
 			a, err := waitAnswer(t, ctx, p)
-			if !errors.Is(err, prompt.ErrBurned) {
+			if !errors.Is(err, pageprompt.ErrBurned) {
 				t.Errorf("wait: %v, want ErrBurned", err)
 			}
 			if a.Value != nil {
@@ -622,7 +622,7 @@ func TestReplayAfterAnswerFails(t *testing.T) {
 		_ = resp.Body.Close()
 		t.Errorf("a replayed POST got %d; the server should be gone", resp.StatusCode)
 	}
-	if _, err := waitAnswer(t, ctx, p); !errors.Is(err, prompt.ErrClosed) {
+	if _, err := waitAnswer(t, ctx, p); !errors.Is(err, pageprompt.ErrClosed) {
 		t.Errorf("wait after replay: %v, want ErrClosed", err)
 	}
 }
@@ -658,7 +658,7 @@ func TestBudgetRunsOut(t *testing.T) {
 	info.Budget = time.Millisecond
 	p, _ := startPrompt(t, ctx, info)
 	_, err := waitAnswer(t, ctx, p)
-	if !errors.Is(err, prompt.ErrExpired) || !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, pageprompt.ErrExpired) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("wait: %v, want ErrExpired (a DeadlineExceeded)", err)
 	}
 	if _, err := fakehuman.Open(ctx, p.URL()); err == nil {
@@ -679,7 +679,7 @@ func TestCloseBeforeAnswer(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
-	if _, err := waitAnswer(t, ctx, p); !errors.Is(err, prompt.ErrClosed) {
+	if _, err := waitAnswer(t, ctx, p); !errors.Is(err, pageprompt.ErrClosed) {
 		t.Errorf("wait: %v, want ErrClosed", err)
 	}
 	if err := page.Submit(ctx, []byte("late")); err == nil {
@@ -701,7 +701,7 @@ func TestStartContextBoundsPrompt(t *testing.T) {
 	life, cancel := context.WithCancel(ctx)
 	p, _ := startPrompt(t, life, testInfo())
 	cancel()
-	if _, err := waitAnswer(t, ctx, p); !errors.Is(err, prompt.ErrClosed) {
+	if _, err := waitAnswer(t, ctx, p); !errors.Is(err, pageprompt.ErrClosed) {
 		t.Errorf("wait: %v, want ErrClosed once Start's ctx ended", err)
 	}
 }
@@ -715,7 +715,7 @@ func TestConcurrentPrompts(t *testing.T) {
 		wg.Go(func() {
 			info := testInfo()
 			info.Service = "svc" + string(rune('a'+i)) + ".test"
-			p, err := prompt.Start(ctx, info)
+			p, err := pageprompt.Start(ctx, info)
 			if err != nil {
 				t.Errorf("start %d: %v", i, err)
 				return
@@ -771,7 +771,7 @@ func BenchmarkStartSubmitWait(b *testing.B) {
 	info := testInfo()
 	value := []byte("correct horse battery staple")
 	for b.Loop() {
-		p, err := prompt.Start(ctx, info)
+		p, err := pageprompt.Start(ctx, info)
 		if err != nil {
 			b.Fatal(err)
 		}

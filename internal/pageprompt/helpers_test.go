@@ -1,4 +1,4 @@
-package prompt_test
+package pageprompt_test
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/internal/prompt"
+	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/syncbuf"
@@ -51,7 +51,7 @@ func testCtx(t *testing.T) context.Context {
 func startPrompt(t *testing.T, ctx context.Context, info fill.PromptInfo) (fill.Prompt, *syncbuf.Buffer) {
 	t.Helper()
 	logs := &syncbuf.Buffer{}
-	cfg := prompt.Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	cfg := pageprompt.Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	p, err := cfg.Start(ctx, info)
 	if err != nil {
 		t.Fatalf("start: %v", err)

@@ -1,4 +1,4 @@
-package prompt_test
+package pageprompt_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/internal/prompt"
+	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
@@ -393,7 +393,7 @@ func systemOpenerFileInRealChromium(t *testing.T, sc sharedChromium) {
 		if _, err := fakehuman.Open(ctx, p.URL()); err == nil {
 			t.Fatalf("a second client got the form")
 		}
-		if _, err := waitAnswer(t, ctx, p); !errors.Is(err, prompt.ErrSecondClient) {
+		if _, err := waitAnswer(t, ctx, p); !errors.Is(err, pageprompt.ErrSecondClient) {
 			t.Fatalf("wait: %v, want ErrSecondClient", err)
 		}
 		// The prompt ended: its watch ended, and the page in Chromium

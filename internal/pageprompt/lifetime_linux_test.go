@@ -1,4 +1,4 @@
-package prompt_test
+package pageprompt_test
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
-	"github.com/fillgate/fillgate/internal/prompt"
+	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/fakes/squatter"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
@@ -41,7 +41,7 @@ func TestHelperPromptProcess(t *testing.T) {
 	}
 	info := testInfo()
 	info.Budget = budget
-	p, err := prompt.Start(context.Background(), info)
+	p, err := pageprompt.Start(context.Background(), info)
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)

@@ -1,4 +1,4 @@
-// Package prompt is the loopback page where the human types a password or
+// Package pageprompt is the loopback page where the person types a password or
 // one-time code for an agent's request.
 //
 // Each prompt is its own HTTP server on 127.0.0.1 at a random port, with a
@@ -33,7 +33,7 @@
 // connection buffer, and crypto/ecdh and crypto/aes keep key material this
 // package cannot zero (the answer is ciphertext there, the keys die with
 // the prompt).
-package prompt
+package pageprompt
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package prompt_test
+package pageprompt_test
 
 import (
 	"context"

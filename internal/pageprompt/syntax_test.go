@@ -4,7 +4,7 @@
 // Node.js (as for extension/'s test), and the script is the same on every
 // OS.
 
-package prompt
+package pageprompt
 
 import (
 	"os/exec"

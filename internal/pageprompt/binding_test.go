@@ -1,4 +1,4 @@
-package prompt_test
+package pageprompt_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/internal/prompt"
+	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
@@ -92,7 +92,7 @@ func TestSecondClientBurnsPrompt(t *testing.T) {
 	}
 
 	a, err := waitAnswer(t, ctx, p)
-	if !errors.Is(err, prompt.ErrSecondClient) {
+	if !errors.Is(err, pageprompt.ErrSecondClient) {
 		t.Fatalf("wait: %v, want ErrSecondClient", err)
 	}
 	if a.Value != nil || a.Cancelled {
@@ -132,7 +132,7 @@ func TestStolenURLLoadedFirstPutsNoValueIn(t *testing.T) {
 	if err := thief.Submit(ctx, attack); err == nil {
 		t.Errorf("the first client answered after the burn")
 	}
-	if a, err := waitAnswer(t, ctx, p); !errors.Is(err, prompt.ErrSecondClient) || a.Value != nil {
+	if a, err := waitAnswer(t, ctx, p); !errors.Is(err, pageprompt.ErrSecondClient) || a.Value != nil {
 		t.Errorf("wait: %v (value handed over: %v), want ErrSecondClient", err, a.Value != nil)
 	}
 }
