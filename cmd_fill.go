@@ -73,12 +73,12 @@ func (c *fillCmd) Run(a *app) error {
 	req := fill.Request{Service: c.Service, Field: field, Then: then, Timeout: c.Timeout, Frame: c.Frame, Browser: c.Browser, Profile: c.Profile, NoWait: c.NoWait}
 	var cdpTab string
 	req.Tab, cdpTab = splitTab(c.Tab)
-	return a.fill(req, request.Options{Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Socket: c.Socket}, c.JSON)
+	return a.runRequest(req, request.Options{Via: c.Via, Client: "fillgate fill", Tab: cdpTab, Socket: c.Socket}, c.JSON)
 }
 
-// fill runs one request with progress on stderr, prints its result and
-// ends with the status's exit code.
-func (a *app) fill(req fill.Request, o request.Options, asJSON bool) error {
+// runRequest runs one request (request.Fill) with progress on stderr,
+// prints its result and ends with the status's exit code.
+func (a *app) runRequest(req fill.Request, o request.Options, asJSON bool) error {
 	live := newLiveLine(a.stderr)
 	o.Env, o.OnProgress = a.env, live.progress
 	res := request.Fill(a.ctx, req, o)

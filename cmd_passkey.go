@@ -37,5 +37,5 @@ func (c *passkeyAddCmd) Run(a *app) error {
 		return usageError{fmt.Errorf("--timeout must not be negative")}
 	}
 	req := fill.Request{Service: c.Service, Field: fill.FieldPasskey, Enrol: true, Account: c.Account, Timeout: c.Timeout, Tab: c.Tab}
-	return a.fill(req, request.Options{Via: "extension", Client: "fillgate passkey add", Socket: c.Socket}, c.JSON)
+	return a.runRequest(req, request.Options{Via: "extension", Client: "fillgate passkey add", Socket: c.Socket}, c.JSON)
 }

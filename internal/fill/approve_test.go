@@ -151,7 +151,7 @@ func (r *savedRig) approves(account string, ask []byte) {
 
 func (r *savedRig) fill(t *testing.T) Result {
 	t.Helper()
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	r.assertClean(t, res)
 	r.src.zeroed(t)
 	return res
@@ -279,7 +279,7 @@ func TestLease(t *testing.T) {
 			}
 			r.approves("", nil)
 			before := r.prompts
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), a, nil)
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), a, nil)
 			if res.Status != StatusOK || r.prompts != before+1 {
 				t.Errorf("%s: %s %s after %d prompts", c.name, res.Status, res.Detail, r.prompts-before)
 			}

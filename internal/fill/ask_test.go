@@ -97,11 +97,12 @@ func TestWhereThePersonAnswers(t *testing.T) {
 			n.types(nativeSecret)
 			r.humanTypes(secret)
 			var wheres []string
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, func(p Progress) {
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, func(p Progress) {
 				if p.Phase == PhaseWaiting {
 					wheres = append(wheres, p.Where)
 				}
 			})
+
 			if res.Status != StatusOK {
 				t.Fatalf("%s: %s", res.Status, res.Detail)
 			}
@@ -159,7 +160,7 @@ func TestNoNativeDialogRefuses(t *testing.T) {
 			}
 			r.b.drive = Drive{Driven: true, Reasons: []string{"the browser was started with --remote-debugging-port"}}
 			r.humanTypes(secret)
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 			if res.Status != StatusRefused || r.b.window != nil || r.b.inserts != 0 || n.times() != 0 {
 				t.Fatalf("got %s %q; page opened %v, %d inserts", res.Status, res.Detail, r.b.window != nil, r.b.inserts)
 			}
@@ -182,7 +183,7 @@ func TestDrivenWhileThePageIsOpen(t *testing.T) {
 	r.b.driveAfter = 2 // the choice, then one check while the page is open
 	opened := time.Now()
 	n.types(nativeSecret)
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	if res.Status != StatusOK || !bytes.Equal(r.b.got, nativeSecret) {
 		t.Fatalf("%s: %s (the value inserted is the native dialog's: %v)", res.Status, res.Detail, bytes.Equal(r.b.got, nativeSecret))
 	}
@@ -207,7 +208,7 @@ func TestDrivenWhileThePageIsOpenCleanRoom(t *testing.T) {
 	r.b.driven = &Drive{Driven: true, Reasons: []string{"a debugger is attached to 1 of its pages"}}
 	r.b.driveAfter = 1 // the choice; the first check while the page is open says driven
 	n.types(nativeSecret)
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	if res.Status != StatusFailed || !strings.Contains(res.Detail, "ask again: fillgate then logs in in a clean room") {
 		t.Fatalf("%s: %s", res.Status, res.Detail)
 	}
@@ -236,7 +237,7 @@ func TestDrivenWhenTheAnswerArrives(t *testing.T) {
 			r.humanTypes(secret)
 			n.types(nativeSecret)
 			// The page answers before the first check while it is open.
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 			if native {
 				if res.Status != StatusOK || !bytes.Equal(r.b.got, nativeSecret) || n.times() != 1 {
 					t.Fatalf("%s: %s; %d native dialogs", res.Status, res.Detail, n.times())
@@ -278,7 +279,7 @@ func TestNativeOutcomes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r, n := nativeRig(t, PromptNative)
 			n.answer = c.answer
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Timeout: c.budget}), agent, nil)
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com", Timeout: c.budget}), agent, nil)
 			if res.Status != c.status || !strings.Contains(res.Detail, c.detail) || r.b.inserts != 0 {
 				t.Fatalf("got %s %q, %d inserts; want %s %q", res.Status, res.Detail, r.b.inserts, c.status, c.detail)
 			}
@@ -296,7 +297,7 @@ func TestNativeOutcomes(t *testing.T) {
 		<-dctx.Done()
 		return Answer{}, dctx.Err()
 	}
-	if res := r.e.Fill(ctx, checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusCancelled {
+	if res := r.e.Run(ctx, checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusCancelled {
 		t.Fatalf("the agent hung up: %+v", res)
 	}
 }
@@ -309,7 +310,7 @@ func TestNativeDialogIsTold(t *testing.T) {
 	n := &fakeNative{answer: func(context.Context, PromptInfo) (Answer, error) { return Answer{Value: bytes.Clone(secret)}, nil }}
 	r.e.Native, r.e.PromptMode = n, PromptNative
 	r.b.inspection.Watched = true
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Then: ThenNone}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com", Then: ThenNone}), agent, nil)
 	if res.Status != StatusOK || r.b.then != ThenNone {
 		t.Fatalf("%s %s; then %q", res.Status, res.Detail, r.b.then)
 	}
@@ -345,7 +346,7 @@ func TestSavedValueNeverStays(t *testing.T) {
 			if c.want == ThenNone {
 				r.b.verdict = Verdict{Inserted: true, Matched: true, Remains: true}
 			}
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Then: ThenNone}), agent, nil)
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com", Then: ThenNone}), agent, nil)
 			if res.Status != StatusOK || r.b.then != c.want {
 				t.Fatalf("%s %s: Insert was asked for then %q, want %q", res.Status, res.Detail, r.b.then, c.want)
 			}
@@ -390,7 +391,7 @@ func TestLeaseIsTheProcesss(t *testing.T) {
 			stamps[""] = c.stamp
 			r.approves("", nil)
 			before := r.prompts
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), c.agent(agent), nil)
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), c.agent(agent), nil)
 			if res.Status != StatusOK || (r.prompts == before) != c.leased {
 				t.Errorf("%s %s after %d prompts; want leased %v", res.Status, res.Detail, r.prompts-before, c.leased)
 			}
@@ -405,7 +406,7 @@ func TestNoLeaseForAnUnknownProcess(t *testing.T) {
 	r.approves("", nil)
 	a := agent
 	a.Start = 0
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), a, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), a, nil)
 	if res.Status != StatusOK || len(r.state.LiveLeases(r.now)) != 0 || !strings.Contains(res.Detail, "no lease was started") {
 		t.Fatalf("%s %s; leases %+v", res.Status, res.Detail, r.state.LiveLeases(r.now))
 	}
@@ -444,7 +445,7 @@ func TestDrivenDialogWarns(t *testing.T) {
 	r, n := nativeRig(t, PromptAuto)
 	r.b.drive = Drive{Driven: true, Reasons: []string{"another extension could drive it"}}
 	n.types(nativeSecret)
-	if res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusOK {
+	if res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusOK {
 		t.Fatalf("%s: %s", res.Status, res.Detail)
 	}
 	if !n.asked[0].Watched {
@@ -452,7 +453,7 @@ func TestDrivenDialogWarns(t *testing.T) {
 	}
 	r2, n2 := nativeRig(t, PromptNative)
 	n2.types(nativeSecret)
-	if res := r2.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusOK {
+	if res := r2.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusOK {
 		t.Fatalf("%s: %s", res.Status, res.Detail)
 	}
 	if n2.asked[0].Watched {

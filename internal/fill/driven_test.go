@@ -115,7 +115,7 @@ func roomRig(t *testing.T) (*rig, *fakeNative, *fakeRooms) {
 func TestCleanRoomLogsIn(t *testing.T) {
 	r, n, rooms := roomRig(t)
 	var phases []string
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, func(p Progress) { phases = append(phases, p.Phase) })
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, func(p Progress) { phases = append(phases, p.Phase) })
 	if res.Status != StatusOK {
 		t.Fatalf("%s: %s", res.Status, res.Detail)
 	}
@@ -184,7 +184,7 @@ func TestCleanRoomRefuses(t *testing.T) {
 			if c.setup != nil {
 				c.setup(r, rooms)
 			}
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Then: c.then}), agent, nil)
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com", Then: c.then}), agent, nil)
 			if res.Status != c.status || !strings.Contains(res.Detail, c.detail) {
 				t.Fatalf("got %s %q, want %s with %q", res.Status, res.Detail, c.status, c.detail)
 			}
@@ -231,7 +231,7 @@ func TestCleanRoomAfterTheLogin(t *testing.T) {
 				rooms.room.verdict = *c.verdict
 			}
 			rooms.room.handover, rooms.room.handErr = c.hand, c.handErr
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 			if res.Status != c.status || !strings.Contains(res.Detail, c.detail) {
 				t.Fatalf("got %s %q, want %s with %q", res.Status, res.Detail, c.status, c.detail)
 			}
@@ -265,7 +265,7 @@ func TestCleanRoomBarsAServiceThatKeptTheValue(t *testing.T) {
 		r, n, rooms := roomRig(t)
 		r.e.Bars, r.e.Now = bars, func() time.Time { return at }
 		rooms.room.handErr = handErr
-		return r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), who, nil), n, rooms
+		return r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), who, nil), n, rooms
 	}
 	if res, _, _ := fill(errors.New("the tab closed"), now, agent); res.Status != StatusFailed {
 		t.Fatalf("got %s %q", res.Status, res.Detail)
@@ -343,7 +343,7 @@ func TestInPageOnlyWhatThePersonTypes(t *testing.T) {
 // no value (the JSON of every field the agent sees).
 func TestCleanRoomResultShape(t *testing.T) {
 	r, _, _ := roomRig(t)
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	out, _ := json.Marshal(res)
 	for _, k := range []string{`"handed_over":true`, `"tab_origin":"https://github.com"`} {
 		if !bytes.Contains(out, []byte(k)) {

@@ -91,10 +91,10 @@ type Engine struct {
 	Now func() time.Time
 }
 
-// Fill runs one checked request for agent and returns its result.
-// progress, if not nil, hears each phase. Fill never returns the value and
+// Run runs one checked request for agent and returns its result.
+// progress, if not nil, hears each phase. Run never returns the value and
 // zeroes it on every path.
-func (e *Engine) Fill(ctx context.Context, req Checked, agent Agent, progress func(Progress)) Result {
+func (e *Engine) Run(ctx context.Context, req Checked, agent Agent, progress func(Progress)) Result {
 	if progress == nil {
 		progress = func(Progress) {}
 	}
@@ -113,7 +113,7 @@ func (e *Engine) Fill(ctx context.Context, req Checked, agent Agent, progress fu
 }
 
 // Refused records res, the refusal of a request that did not pass the
-// door (Check), as Fill records its results: in the log, the audit log
+// door (Check), as Run records its results: in the log, the audit log
 // and OnOutcome.
 func (e *Engine) Refused(agent Agent, res Result) {
 	e.record(agent, res, "")

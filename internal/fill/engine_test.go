@@ -267,7 +267,7 @@ func TestFillOK(t *testing.T) {
 	r := newRig(t)
 	r.humanTypes(secret)
 	var phases []string
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, func(p Progress) { phases = append(phases, p.Phase) })
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, func(p Progress) { phases = append(phases, p.Phase) })
 	if res.Status != StatusOK {
 		t.Fatalf("status %s: %s", res.Status, res.Detail)
 	}
@@ -344,7 +344,7 @@ func TestFillOutcomes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t)
 			c.setup(r)
-			res := r.e.Fill(context.Background(), checked(t, c.req), agent, nil)
+			res := r.e.Run(context.Background(), checked(t, c.req), agent, nil)
 			if res.Status != c.status || !strings.Contains(res.Detail, c.detail) {
 				t.Fatalf("got %s %q, want %s containing %q", res.Status, res.Detail, c.status, c.detail)
 			}
@@ -363,7 +363,7 @@ func TestNoResponseCoolsDown(t *testing.T) {
 	r := newRig(t)
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	r.e.Now = func() time.Time { return now }
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Timeout: 20 * time.Millisecond}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com", Timeout: 20 * time.Millisecond}), agent, nil)
 	if res.Status != StatusNoResponse || res.Fallback == "" {
 		t.Fatalf("got %+v", res)
 	}
@@ -372,23 +372,23 @@ func TestNoResponseCoolsDown(t *testing.T) {
 	other := agent
 	other.PID, other.PeerPID = 9999, 10000
 	r.b.onOpen = func(string) { t.Error("prompt raised during cool-down") }
-	res = r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), other, nil)
+	res = r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), other, nil)
 	if res.Status != StatusRefused || res.Fallback == "" || !strings.Contains(res.Detail, "will not ask again") {
 		t.Fatalf("got %+v", res)
 	}
 	// Another service, or another agent, is not affected.
 	r.humanTypes(secret)
-	if res := r.e.Fill(context.Background(), checked(t, Request{Service: "gitlab.com"}), agent, nil); res.Status != StatusOK {
+	if res := r.e.Run(context.Background(), checked(t, Request{Service: "gitlab.com"}), agent, nil); res.Status != StatusOK {
 		t.Errorf("other service: %+v", res)
 	}
 	r.humanTypes(secret)
-	if res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), Agent{Name: "cursor", Exe: "/usr/bin/cursor"}, nil); res.Status != StatusOK {
+	if res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), Agent{Name: "cursor", Exe: "/usr/bin/cursor"}, nil); res.Status != StatusOK {
 		t.Errorf("other agent: %+v", res)
 	}
 	// After the cool-down the agent may ask again.
 	now = now.Add(DefaultLimits().Cooldown + time.Second)
 	r.humanTypes(secret)
-	if res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusOK {
+	if res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusOK {
 		t.Errorf("after cool-down: %+v", res)
 	}
 }
@@ -398,9 +398,9 @@ func TestOnePromptPerService(t *testing.T) {
 	opened := make(chan struct{})
 	r.b.onOpen = func(string) { close(opened) }
 	done := make(chan Result)
-	go func() { done <- r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil) }()
+	go func() { done <- r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil) }()
 	<-opened
-	second := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), Agent{Name: "other", Exe: "/x"}, nil)
+	second := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), Agent{Name: "other", Exe: "/x"}, nil)
 	if second.Status != StatusRefused || !strings.Contains(second.Detail, "already open") {
 		t.Fatalf("second: %+v", second)
 	}
@@ -410,7 +410,7 @@ func TestOnePromptPerService(t *testing.T) {
 	}
 	// Released: a third request may prompt again.
 	r.humanTypes(secret)
-	if third := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); third.Status != StatusOK {
+	if third := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); third.Status != StatusOK {
 		t.Fatalf("third: %+v", third)
 	}
 }
@@ -420,11 +420,11 @@ func TestRateLimit(t *testing.T) {
 	r.e.Limits.RateLimit = 2
 	r.b.onOpen = func(string) { r.p.answers <- Answer{Cancelled: true} }
 	for i := range 2 {
-		if res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusCancelled {
+		if res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusCancelled {
 			t.Fatalf("request %d: %+v", i, res)
 		}
 	}
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	if res.Status != StatusRefused || !strings.Contains(res.Detail, "too many") {
 		t.Fatalf("got %+v", res)
 	}
@@ -434,7 +434,7 @@ func TestTimeoutNeverLengthens(t *testing.T) {
 	r := newRig(t)
 	r.e.Limits.PromptBudget = 30 * time.Millisecond
 	start := time.Now()
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Timeout: time.Hour}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com", Timeout: time.Hour}), agent, nil)
 	if res.Status != StatusNoResponse {
 		t.Fatalf("got %+v", res)
 	}
@@ -455,7 +455,7 @@ func TestGoneMidRequest(t *testing.T) {
 			r := newRig(t)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			r.b.onOpen = func(string) { cancel(c.cause) }
-			res := r.e.Fill(ctx, checked(t, Request{Service: "github.com"}), agent, nil)
+			res := r.e.Run(ctx, checked(t, Request{Service: "github.com"}), agent, nil)
 			if res.Status != c.status || !strings.Contains(res.Detail, c.cause.Error()) {
 				t.Fatalf("got %+v", res)
 			}
@@ -484,7 +484,7 @@ func TestLateAnswerIsZeroed(t *testing.T) {
 		w.humanCloses()
 		r.p.answers <- Answer{Value: buf}
 	}
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	if res.Status != StatusCancelled && res.Status != StatusOK {
 		t.Fatalf("got %+v", res)
 	}
@@ -545,7 +545,7 @@ func TestAgentHangingUpStartsNoCoolDown(t *testing.T) {
 			r.e.Limits.PromptBudget = 3 * time.Second
 			ctx, cancel := context.WithCancelCause(context.Background())
 			r.b.onOpen = func(string) { time.Sleep(c.after); cancel(ErrAgentGone) }
-			if res := r.e.Fill(ctx, checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusCancelled || res.Fallback != "" {
+			if res := r.e.Run(ctx, checked(t, Request{Service: "github.com"}), agent, nil); res.Status != StatusCancelled || res.Fallback != "" {
 				t.Fatalf("got %+v", res)
 			}
 			if _, cooling := r.e.State.CoolingDown(agent.Key(), "github.com", time.Now()); cooling {
@@ -607,7 +607,7 @@ func TestAfterInsert(t *testing.T) {
 			r.humanTypes(secret)
 			r.b.verdict = c.v
 			r.e.Policy = fakePolicy{allow: true, forceThen: c.force}
-			res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Then: c.then}), agent, nil)
+			res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com", Then: c.then}), agent, nil)
 			if res.Status != c.status || !strings.Contains(res.Detail, c.detail) {
 				t.Fatalf("got %s %q, want %s containing %q", res.Status, res.Detail, c.status, c.detail)
 			}
@@ -629,7 +629,7 @@ func TestAfterInsert(t *testing.T) {
 	r := newRig(t)
 	r.humanTypes(secret)
 	r.b.verdict = Verdict{Reason: "focus_moved"}
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 	if out, _ := json.Marshal(res); res.Status != StatusRefused || bytes.Contains(out, []byte("submitted")) || bytes.Contains(out, []byte("navigated")) {
 		t.Errorf("refused result %s", out)
 	}
@@ -641,7 +641,7 @@ func TestPolicyForcesSubmitBeforeAsking(t *testing.T) {
 	r := newRig(t)
 	r.e.Policy = fakePolicy{allow: true, forceThen: ThenSubmit}
 	r.b.onOpen = func(string) { t.Error("a prompt opened") }
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Then: ThenNone}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com", Then: ThenNone}), agent, nil)
 	if res.Status != StatusRefused || r.b.inserts != 0 || r.b.window != nil {
 		t.Fatalf("got %+v, %d inserts", res, r.b.inserts)
 	}
@@ -655,7 +655,7 @@ func TestNoResponseCoolsDownSeenOrNot(t *testing.T) {
 	for _, loaded := range []bool{false, true} {
 		r := newRig(t)
 		r.p.loaded = loaded
-		res := r.e.Fill(context.Background(), checked(t, Request{Service: "github.com", Timeout: 20 * time.Millisecond}), agent, nil)
+		res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com", Timeout: 20 * time.Millisecond}), agent, nil)
 		if res.Status != StatusNoResponse || res.Fallback == "" {
 			t.Fatalf("loaded %v: got %+v", loaded, res)
 		}
@@ -664,7 +664,7 @@ func TestNoResponseCoolsDownSeenOrNot(t *testing.T) {
 		}
 		r.humanTypes(secret)
 		r.b.window = nil
-		res = r.e.Fill(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+		res = r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
 		if res.Status != StatusRefused || res.Fallback == "" || r.b.window != nil {
 			t.Errorf("loaded %v: the retry %+v (a prompt opened: %v)", loaded, res, r.b.window != nil)
 		}

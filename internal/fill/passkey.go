@@ -71,7 +71,7 @@ const noPasskeysHere = "passkeys need the fillgate extension in the person's bro
 	"(its WebAuthn domain would hand the private key to anyone on the debugging port); nothing was asked"
 
 // passkeyFill runs a passkey request after the cool-down, rate and busy
-// checks of Fill.
+// checks of Run.
 func (e *Engine) passkeyFill(ctx context.Context, checked Checked, agent Agent, progress func(Progress), rn *run, r Result) (Result, string) {
 	req := checked.Request()
 	pb, ok := e.Browser.(PasskeyBrowser)

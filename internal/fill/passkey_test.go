@@ -132,7 +132,7 @@ func newPKRig(t *testing.T, approval string) *pkRig {
 }
 
 func (r *pkRig) get(t *testing.T) Result {
-	return r.e.Fill(context.Background(), checked(t, Request{Service: "example.com", Field: FieldPasskey}), agent, nil)
+	return r.e.Run(context.Background(), checked(t, Request{Service: "example.com", Field: FieldPasskey}), agent, nil)
 }
 
 func TestPasskeySignIn(t *testing.T) {
@@ -271,7 +271,7 @@ func TestPasskeyEnrol(t *testing.T) {
 	r := newPKRig(t, ApprovalNone)
 	r.keys.kept = nil
 	add := checked(t, Request{Service: "example.com", Field: FieldPasskey, Enrol: true, Account: "ada"})
-	res := r.e.Fill(context.Background(), add, agent, nil)
+	res := r.e.Run(context.Background(), add, agent, nil)
 	if res.Status != StatusOK || !strings.Contains(res.Detail, "added a passkey") {
 		t.Fatalf("%s: %s", res.Status, res.Detail)
 	}
@@ -284,13 +284,13 @@ func TestPasskeyEnrol(t *testing.T) {
 	// The person says no: nothing is armed.
 	r = newPKRig(t, ApprovalNone)
 	r.native.answer = func(context.Context, PromptInfo) (Answer, error) { return Answer{Cancelled: true}, nil }
-	if res := r.e.Fill(context.Background(), add, agent, nil); res.Status != StatusCancelled || len(r.pb.arms) != 0 {
+	if res := r.e.Run(context.Background(), add, agent, nil); res.Status != StatusCancelled || len(r.pb.arms) != 0 {
 		t.Fatalf("%s, %d arms", res.Status, len(r.pb.arms))
 	}
 	// A get() on a tab armed to add is the browser's.
 	r = newPKRig(t, ApprovalNone)
 	r.pb.call = withCall(func(c *passkey.Call) { c.Ceremony = passkey.Get })
-	if res := r.e.Fill(context.Background(), add, agent, nil); res.Status != StatusRefused || r.pb.passed != 1 || len(r.keys.enrolled) != 0 {
+	if res := r.e.Run(context.Background(), add, agent, nil); res.Status != StatusRefused || r.pb.passed != 1 || len(r.keys.enrolled) != 0 {
 		t.Fatalf("%s: %s; passed %d", res.Status, res.Detail, r.pb.passed)
 	}
 	if _, err := Check(Request{Service: "a.test", Enrol: true}, canonical); err == nil {
@@ -329,7 +329,7 @@ func TestPasskeyNoWait(t *testing.T) {
 				}
 			}
 			done := make(chan Result, 1)
-			go func() { done <- r.e.Fill(ctx, req, agent, progress) }()
+			go func() { done <- r.e.Run(ctx, req, agent, progress) }()
 			got := <-early
 			if got.Status != StatusArmed || got.Origin != pkOrigin || !strings.Contains(got.Detail, "click the page's passkey button") {
 				t.Fatalf("early answer %s (%s): %s", got.Status, got.Origin, got.Detail)
@@ -358,7 +358,7 @@ func TestPasskeyNoWait(t *testing.T) {
 		end(ErrAgentGone)
 		return Answer{Cancelled: true}, ctx.Err()
 	}
-	if res := r.e.Fill(ctx, req, agent, func(p Progress) {
+	if res := r.e.Run(ctx, req, agent, func(p Progress) {
 		if p.Result != nil {
 			t.Error("an early answer before the arm")
 		}
@@ -379,7 +379,7 @@ func TestPasskeyNoWait(t *testing.T) {
 func TestPasskeyNotOnCDP(t *testing.T) {
 	r := newRig(t)
 	r.e.Passkeys = &fakePasskeys{}
-	res := r.e.Fill(context.Background(), checked(t, Request{Service: "example.com", Field: FieldPasskey}), agent, nil)
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "example.com", Field: FieldPasskey}), agent, nil)
 	if res.Status != StatusRefused || !strings.Contains(res.Detail, "need the fillgate extension") || !strings.Contains(res.Detail, "private key") {
 		t.Fatalf("%s: %s", res.Status, res.Detail)
 	}

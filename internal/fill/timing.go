@@ -49,7 +49,7 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // run is what one request's steps share besides its context: its
 // stopwatch, and the prompt's closing, which goes on while the value is
-// inserted and which Fill waits for.
+// inserted and which Run waits for.
 type run struct {
 	sw      *stopwatch
 	closing *sync.WaitGroup

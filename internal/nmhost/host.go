@@ -25,6 +25,7 @@ import (
 	"github.com/fillgate/fillgate/internal/cleanroom"
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/drivable"
+	"github.com/fillgate/fillgate/internal/engine"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/fillstate"
 	"github.com/fillgate/fillgate/internal/harden"
@@ -32,10 +33,7 @@ import (
 	"github.com/fillgate/fillgate/internal/logfile"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/nativemsg"
-	"github.com/fillgate/fillgate/internal/nativeprompt"
-	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/internal/passkeyring"
-	"github.com/fillgate/fillgate/internal/planner"
 	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/internal/procinfo"
 	"github.com/fillgate/fillgate/internal/websession"
@@ -127,7 +125,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer l.Close()
 	log.Info("host started", "caller", cfg.Caller.ID, "socket", l.Path(), "agent_socket", l.OwnsAgentSocket())
 
-	b := &browser{
+	b := &localHost{
 		caller:  cfg.Caller,
 		name:    name,
 		profile: profile,
@@ -202,9 +200,10 @@ func Run(ctx context.Context, cfg Config) error {
 	return fmt.Errorf("native messaging: %w", err)
 }
 
-// browser is this host's own browser, the extension through the bridge,
-// as the answers on the agent socket need it (local).
-type browser struct {
+// localHost is this host's own side, as the answers on the agent socket
+// need it (local): its browser (the extension through the bridge), its
+// state, its keyring and its clean rooms.
+type localHost struct {
 	caller  manifest.Caller
 	name    string // the browser's name, e.g. "chromium", "brave"
 	profile string // its profile, or "default"
@@ -226,47 +225,37 @@ type browser struct {
 	spare *cleanroom.Spare
 }
 
-var _ local = (*browser)(nil)
+var _ local = (*localHost)(nil)
 
 // engine is the fill flow under pol, with the extension as the browser.
-func (b *browser) engine(pol *policy.Policy) *fill.Engine {
-	environ := b.environ
-	if environ == nil {
-		environ = os.Environ()
-	}
-	return &fill.Engine{
-		Browser:    b.bridge,
-		Prompter:   pageprompt.Config{Logger: b.log}.Start,
-		Native:     nativeprompt.New(nativeprompt.Config{Program: pol.Pinentry, Env: b.env, Logger: b.log}),
-		PromptMode: pol.Prompt,
-		Policy:     pol,
-		State:      b.state,
-		Limits:     pol.Limits(),
-		Planner:    &planner.Planner{Policy: pol, Keyring: b.keyring, Environ: environ},
-		Leases:     b.state,
-		Notifier:   b.bridge,
-		Passkeys:   passkeyring.Port{Store: b.keyring},
-		CleanRoom: cleanroom.New(cleanroom.Config{
+func (b *localHost) engine(pol *policy.Policy) *fill.Engine {
+	return engine.New(pol, engine.Parts{
+		Browser:  b.bridge,
+		Store:    b.state,
+		Notifier: b.bridge,
+		Passkeys: passkeyring.Port{Store: b.keyring},
+		Room: cleanroom.Config{
 			Driven:    drivenTab{Bridge: b.bridge, family: string(b.caller.Family)},
 			Firefox:   b.caller.Family == manifest.Firefox,
 			Dir:       b.rooms,
-			Browser:   pol.RoomBrowser,
 			DrivenExe: b.exe,
 			Spare:     b.spare,
-			Log:       b.log,
-		}),
+		},
 		Bars:      b.bars,
 		Audit:     b.audit,
-		Log:       b.log,
 		OnOutcome: b.bridge.Outcome,
-	}
+		Env:       b.env,
+		Environ:   b.environ,
+		Keyring:   b.keyring,
+		Log:       b.log,
+	})
 }
 
-// fill runs the fill flow, and pushes the leases to the popup when the
-// fill started one.
-func (b *browser) fill(ctx context.Context, pol *policy.Policy, req fill.Checked, agent fill.Agent, progress func(fill.Progress)) fill.Result {
+// fillHere runs the fill flow in this host's browser, and pushes the
+// leases to the popup when the fill started one.
+func (b *localHost) fillHere(ctx context.Context, pol *policy.Policy, req fill.Checked, agent fill.Agent, progress func(fill.Progress)) fill.Result {
 	before := leaseIDs(b.state.LiveLeases(time.Now()))
-	res := b.engine(pol).Fill(ctx, req, agent, progress)
+	res := b.engine(pol).Run(ctx, req, agent, progress)
 	if !slices.Equal(before, leaseIDs(b.state.LiveLeases(time.Now()))) {
 		b.bridge.PushLeases() // the popup lists a lease this fill started
 	}
@@ -275,7 +264,7 @@ func (b *browser) fill(ctx context.Context, pol *policy.Policy, req fill.Checked
 
 // refused records a refusal at the door as the fill flow records its
 // outcomes: the log, the audit log, the popup's history.
-func (b *browser) refused(pol *policy.Policy, agent fill.Agent, res fill.Result) {
+func (b *localHost) refused(pol *policy.Policy, agent fill.Agent, res fill.Result) {
 	b.engine(pol).Refused(agent, res)
 }
 
@@ -294,7 +283,7 @@ const statusDriveBudget = time.Second
 
 // status describes this host for `fillgate status` and clients, under pol
 // (nil: the policy file does not load, and no prompt mode is named).
-func (b *browser) status(pol *policy.Policy) agentsock.HostStatus {
+func (b *localHost) status(pol *policy.Policy) agentsock.HostStatus {
 	es := b.bridge.Status()
 	ctx, cancel := context.WithTimeout(context.Background(), statusDriveBudget)
 	defer cancel()
@@ -325,7 +314,7 @@ func (b *browser) status(pol *policy.Policy) agentsock.HostStatus {
 const peekBudget = 2 * time.Second
 
 // peek asks the extension what its active tab has focused.
-func (b *browser) peek(ctx context.Context) (agentsock.ActiveTab, error) {
+func (b *localHost) peek(ctx context.Context) (agentsock.ActiveTab, error) {
 	ctx, cancel := context.WithTimeout(ctx, peekBudget)
 	defer cancel()
 	f, err := b.bridge.Peek(ctx)
@@ -369,7 +358,7 @@ const secondGrace = 1500 * time.Millisecond
 // second reports whether another host serves this host's browser process
 // and extension instance (its profile), still after secondGrace, and,
 // when one does, records the refusal in the log and the audit log.
-func (b *browser) second(ctx context.Context, others func() []string) bool {
+func (b *localHost) second(ctx context.Context, others func() []string) bool {
 	st := b.bridge.Status()
 	if st.Instance == "" || b.browserPID == 0 {
 		return false
@@ -398,7 +387,7 @@ func (b *browser) second(ctx context.Context, others func() []string) bool {
 
 // firstOf returns the status of another host with the extension of
 // instance connected from this host's browser process, if there is one.
-func (b *browser) firstOf(ctx context.Context, others []string, instance string) (agentsock.HostStatus, bool) {
+func (b *localHost) firstOf(ctx context.Context, others []string, instance string) (agentsock.HostStatus, bool) {
 	for _, path := range others {
 		cctx, cancel := context.WithTimeout(ctx, statusDriveBudget)
 		hs, err := agentsock.OwnStatusAt(cctx, path)

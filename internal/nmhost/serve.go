@@ -14,7 +14,7 @@ import (
 )
 
 // local is this host's own browser as the answers on the agent socket
-// need it: the extension through the bridge (browser, in host.go), or a
+// need it: the extension through the bridge (localHost, in host.go), or a
 // stand-in in tests.
 type local interface {
 	// status describes this host under pol (nil: the policy file does
@@ -22,8 +22,8 @@ type local interface {
 	status(pol *policy.Policy) agentsock.HostStatus
 	// peek asks the browser what its active tab has focused.
 	peek(ctx context.Context) (agentsock.ActiveTab, error)
-	// fill runs the fill flow for req under pol, with the browser.
-	fill(ctx context.Context, pol *policy.Policy, req fill.Checked, agent fill.Agent, progress func(fill.Progress)) fill.Result
+	// fillHere runs the fill flow for req under pol, in this browser.
+	fillHere(ctx context.Context, pol *policy.Policy, req fill.Checked, agent fill.Agent, progress func(fill.Progress)) fill.Result
 	// refused records res, the refusal of a request the door (fill.Check)
 	// refused, as the fill flow records an outcome.
 	refused(pol *policy.Policy, agent fill.Agent, res fill.Result)
@@ -55,7 +55,7 @@ func (s *server) serve(ctx context.Context, c *agentsock.Conn) {
 	case agentsock.OpPeek:
 		s.peek(ctx, c)
 	case agentsock.OpFill:
-		s.fill(ctx, c)
+		s.answerFill(ctx, c)
 	}
 }
 
@@ -128,9 +128,9 @@ func (s *server) peers(ctx context.Context, pol *policy.Policy, others []string)
 	return append([]route.Peer{self}, rest...)
 }
 
-// fill answers a fill in one pass: the agent, the policy loaded once, the
+// answerFill answers a fill in one pass: the agent, the policy loaded once, the
 // door, the route, then the fill flow here or the host the route names.
-func (s *server) fill(ctx context.Context, c *agentsock.Conn) {
+func (s *server) answerFill(ctx context.Context, c *agentsock.Conn) {
 	wire, req := c.Request(), c.Fill()
 	agent, forwarded := agentid.Forwarded(wire.Agent, c.PeerPID(), s.self)
 	if !forwarded {
@@ -171,7 +171,7 @@ func (s *server) fill(ctx context.Context, c *agentsock.Conn) {
 			}
 		}
 	}
-	c.Result(s.local.fill(ctx, pol, checked, agent, c.Progress))
+	c.Result(s.local.fillHere(ctx, pol, checked, agent, c.Progress))
 }
 
 // serves reports whether an active tab shows a usable login field of the

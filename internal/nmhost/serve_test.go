@@ -57,7 +57,7 @@ func (l *fakeLocal) peek(context.Context) (agentsock.ActiveTab, error) {
 	return *l.active, nil
 }
 
-func (l *fakeLocal) fill(ctx context.Context, pol *policy.Policy, req fill.Checked, agent fill.Agent, progress func(fill.Progress)) fill.Result {
+func (l *fakeLocal) fillHere(ctx context.Context, pol *policy.Policy, req fill.Checked, agent fill.Agent, progress func(fill.Progress)) fill.Result {
 	l.mu.Lock()
 	l.fills = append(l.fills, req)
 	l.agents = append(l.agents, agent)

@@ -280,16 +280,28 @@ func TestBadServiceIsRefusedBeforeAnyConnection(t *testing.T) {
 			res := w.fill(svc, request.ViaCDP)
 			wantResult(t, res, fill.StatusRefused, "", "service")
 			w.contacts(0, false)
+			// With no host, a request for the extension's path is still
+			// refused for what it asks, not failed for the missing host.
+			w = newWorld(t)
+			res = w.fill(svc, request.ViaExtension)
+			wantResult(t, res, fill.StatusRefused, "", "service")
 		})
 	}
 }
 
-func TestServiceIsNormalisedBeforeAsking(t *testing.T) {
+// TestTheHostIsTheDoor: the agent's client checks nothing a host checks.
+// The request reaches the host as the agent wrote it (the host's door,
+// fill.Check, normalises it); only a request no host takes is checked
+// here, for the CDP path.
+func TestTheHostIsTheDoor(t *testing.T) {
 	w := newWorld(t)
 	w.host(&fakeHost{})
-	res := w.fill("GitHub.COM", "")
-	if res.Service != "github.com" {
-		t.Fatalf("service = %q, want the canonical github.com", res.Service)
+	if res := w.fill("GitHub.COM", ""); res.Service != "GitHub.COM" {
+		t.Errorf("the host got service %q, want GitHub.COM as the agent wrote it", res.Service)
+	}
+	w = newWorld(t)
+	if res := w.fill("GitHub.COM", request.ViaCDP); res.Service != "github.com" {
+		t.Errorf("the CDP path's service = %q, want the canonical github.com", res.Service)
 	}
 }
 
