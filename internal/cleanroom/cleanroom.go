@@ -97,8 +97,8 @@ var (
 func (rs *Rooms) Warm(ctx context.Context) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if rs.cfg.Firefox {
-		return // Open refuses
+	if rs.cfg.Firefox || ctx.Err() != nil {
+		return // Open refuses; or the request is over
 	}
 	rs.wanted = true
 	if rs.warm != nil {

@@ -38,19 +38,21 @@ type inserter interface {
 // can drive the browser, and when one can and the person's policy logs in
 // to the service in a clean room, starts the room's browser at once, so
 // the room is up, or nearly, once the inspection is. The channel gets the
-// Drive.
-func (e *Engine) driveAhead(ctx context.Context, checked Checked) <-chan Drive {
+// Drive. It runs in rn's ahead context, and Run waits for it: it never
+// warms a room once the request is over.
+func (e *Engine) driveAhead(rn *run, checked Checked) <-chan Drive {
+	ctx := rn.ahead
 	out := make(chan Drive, 1)
-	go func() {
+	rn.aheadDone.Go(func() {
 		d := e.drivable(ctx)
-		if w, ok := e.CleanRoom.(RoomWarmer); ok && d.Driven {
+		if w, ok := e.CleanRoom.(RoomWarmer); ok && d.Driven && ctx.Err() == nil {
 			service := Inspection{Origins: []string{"https://" + checked.Request().Service}}
 			if e.Policy.DrivenMode(checked, service) == DrivenCleanRoom {
 				w.Warm(ctx)
 			}
 		}
 		out <- d
-	}()
+	})
 	return out
 }
 

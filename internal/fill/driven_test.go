@@ -352,3 +352,74 @@ func TestCleanRoomResultShape(t *testing.T) {
 	}
 	r.assertClean(t, res)
 }
+
+// warmingRooms is the clean room port with a warmer that notes whether a
+// room was warmed after the request was over (after Discard).
+type warmingRooms struct {
+	fakeRooms
+	mu        sync.Mutex
+	discarded bool
+	late      int // Warm calls after Discard
+	warmed    int
+}
+
+func (w *warmingRooms) Warm(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warmed++
+	if w.discarded {
+		w.late++
+	}
+}
+
+func (w *warmingRooms) Discard() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.discarded = true
+}
+
+// slowDrive is a browser whose Drivable answers driven only after the
+// inspection has failed.
+type slowDrive struct {
+	*fakeBrowser
+	answer chan struct{}
+}
+
+func (b slowDrive) Drivable(ctx context.Context) (Drive, error) {
+	select {
+	case <-b.answer:
+	case <-ctx.Done():
+	}
+	return driven, nil
+}
+
+// TestNoRoomWarmedAfterTheRequest: a request that ends early (here, the
+// page cannot be inspected) before the drive check has answered warms no
+// clean room after it is over: the check runs in the request's time, and
+// Run waits for it before Discard.
+func TestNoRoomWarmedAfterTheRequest(t *testing.T) {
+	r, _, _ := roomRig(t)
+	rooms := &warmingRooms{}
+	r.e.CleanRoom = rooms
+	r.b.inspectErr = errors.New("no page")
+	b := slowDrive{fakeBrowser: r.b, answer: make(chan struct{})}
+	r.e.Browser = b
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The drive check answers only once Run has had time to return.
+		time.Sleep(50 * time.Millisecond)
+		close(b.answer)
+	}()
+	res := r.e.Run(context.Background(), checked(t, Request{Service: "github.com"}), agent, nil)
+	if res.Status == StatusOK {
+		t.Fatalf("a page that cannot be inspected was filled: %+v", res)
+	}
+	<-done
+	time.Sleep(50 * time.Millisecond) // a late Warm would come now
+	rooms.mu.Lock()
+	defer rooms.mu.Unlock()
+	if rooms.late != 0 || !rooms.discarded {
+		t.Errorf("warmed %d times after the request was over (discarded %v)", rooms.late, rooms.discarded)
+	}
+}

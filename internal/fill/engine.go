@@ -101,11 +101,17 @@ func (e *Engine) Run(ctx context.Context, req Checked, agent Agent, progress fun
 	sw := newStopwatch(e.log(), e.Browser.Via())
 	// The prompt closes while the value is inserted (closing); the fill
 	// returns only once it is closed, so no prompt outlives its request.
-	var closing sync.WaitGroup
+	var closing, ahead sync.WaitGroup
 	if w, ok := e.CleanRoom.(RoomWarmer); ok {
 		defer w.Discard() // a clean room's browser started for nothing
 	}
-	res, how := e.fill(ctx, req, agent, progress, &run{sw: sw, closing: &closing})
+	actx, stopAhead := context.WithCancel(ctx)
+	res, how := e.fill(ctx, req, agent, progress, &run{sw: sw, closing: &closing, ahead: actx, aheadDone: &ahead})
+	// What runs ahead of the fill (driveAhead) ends with it, before
+	// Discard: a clean room it warmed once the fill had returned early
+	// would start after the request and outlive it.
+	stopAhead()
+	ahead.Wait()
 	closing.Wait()
 	sw.lap("done")
 	e.record(agent, res, how)
@@ -176,7 +182,7 @@ func (e *Engine) fill(ctx context.Context, checked Checked, agent Agent, progres
 		w.Warm(ctx, req.Service, field)
 	}
 	progress(Progress{Phase: PhaseInspecting})
-	drives := e.driveAhead(ctx, checked)
+	drives := e.driveAhead(rn, checked)
 	ictx, cancel := context.WithTimeout(ctx, e.Limits.InspectBudget)
 	in, err := e.Browser.Inspect(ictx, req)
 	cancel()

@@ -53,6 +53,10 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 type run struct {
 	sw      *stopwatch
 	closing *sync.WaitGroup
+	// ahead is the context of what runs ahead of the fill (driveAhead),
+	// ended when the fill returns; aheadDone waits for it.
+	ahead     context.Context
+	aheadDone *sync.WaitGroup
 	// drive is what drives the browser, as the fill found out before
 	// asking (nil: not looked at yet).
 	drive *Drive
