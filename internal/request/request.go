@@ -91,6 +91,9 @@ func Fill(ctx context.Context, req fill.Request, o Options) fill.Result {
 				Detail: "--socket names a fillgate host's socket, which does not speak CDP: leave out --via cdp, or --socket"}
 		}
 		res, err := agentsock.FillAt(ctx, o.Socket, req, o.Client, o.OnProgress)
+		if r, ok := refusedByHost(req, err); ok {
+			return r
+		}
 		if err != nil {
 			return failed(req, ViaExtension, fmt.Sprintf("no fillgate host answered on %s (%v); check the forward (ssh -R) and that the browser with the extension runs", o.Socket, err))
 		}
@@ -102,6 +105,9 @@ func Fill(ctx context.Context, req fill.Request, o Options) fill.Result {
 			return failed(req, ViaExtension, fmt.Sprintf("cannot find the agent socket: %v", err))
 		}
 		res, err := agentsock.Fill(ctx, runDir, req, o.Client, o.OnProgress)
+		if r, ok := refusedByHost(req, err); ok {
+			return r
+		}
 		switch {
 		case err == nil:
 			return res
@@ -132,6 +138,18 @@ func Fill(ctx context.Context, req fill.Request, o Options) fill.Result {
 
 const noHost = "no browser with the fillgate extension is running (no host answered on the agent socket); " +
 	"open your browser with the extension loaded, and run `fillgate doctor` if it still fails"
+
+// refusedByHost is the result of a request whose host refused it at its
+// door for what it asks (a service missing, an unknown field: agentsock's
+// bad_request), when err says so: refused, as this process's door
+// refuses it when no host answers.
+func refusedByHost(req fill.Request, err error) (fill.Result, bool) {
+	var he *agentsock.HostError
+	if !errors.As(err, &he) || he.Code != agentsock.CodeBadRequest {
+		return fill.Result{}, false
+	}
+	return fill.Result{Status: fill.StatusRefused, Service: req.Service, Field: req.Field, Via: ViaExtension, Detail: he.Detail}, true
+}
 
 func failed(req fill.Request, via, detail string) fill.Result {
 	return fill.Result{Status: fill.StatusFailed, Service: req.Service, Via: via, Detail: detail}

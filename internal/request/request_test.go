@@ -289,6 +289,24 @@ func TestBadServiceIsRefusedBeforeAnyConnection(t *testing.T) {
 	}
 }
 
+// TestMalformedRequestIsRefusedByTheHost: a request the host cannot
+// take for what it asks is refused, as the client's own door refuses it
+// when no host answers, never failed.
+func TestMalformedRequestIsRefusedByTheHost(t *testing.T) {
+	w := newWorld(t)
+	w.host(&fakeHost{})
+	res := w.fill("", "")
+	wantResult(t, res, fill.StatusRefused, fill.ViaExtension, "service is missing")
+	dir, err := dirs.Runtime(w.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = request.Fill(context.Background(), fill.Request{Field: "carrier-pigeon", Service: "example.com"},
+		request.Options{Client: "fillgate fill", Env: w.env, Socket: agentsock.SocketPath(dir)})
+	wantResult(t, res, fill.StatusRefused, fill.ViaExtension, "unknown field")
+	w.contacts(0, false)
+}
+
 // TestTheHostIsTheDoor: the agent's client checks nothing a host checks.
 // The request reaches the host as the agent wrote it (the host's door,
 // fill.Check, normalises it); only a request no host takes is checked
