@@ -57,7 +57,7 @@ type page interface {
 	// the page; only the boolean comes back.
 	holds(fn string, secret []byte) bool
 	// focus focuses the element expr evaluates to, as a click into it
-	// would.
+	// would, once the page shows it.
 	focus(expr string)
 	// navigate loads url in the page, as the person would, and waits for
 	// it to load.

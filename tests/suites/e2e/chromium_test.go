@@ -161,6 +161,10 @@ func callWith(t testing.TB, ctx context.Context, fn string, args ...any) bool {
 // focus focuses the element expr evaluates to, as a click into it would.
 func (tb tab) focus(expr string) {
 	tb.t.Helper()
+	// As a person clicks a field once it shows: a page that renders its
+	// form from script may not have it yet when it has loaded (React 18
+	// renders in a task of its own, which can come after the load event).
+	tb.waitFor("(" + expr + ") != null")
 	if !tb.eval(`(() => { const el = ` + expr + `; el.focus(); return el.getRootNode().activeElement === el; })()`) {
 		tb.t.Fatalf("could not focus %s", expr)
 	}

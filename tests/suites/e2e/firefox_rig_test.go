@@ -387,6 +387,10 @@ func (b bidiTab) holds(fn string, secret []byte) bool {
 // focus focuses the element expr evaluates to, as a click into it would.
 func (b bidiTab) focus(expr string) {
 	b.t.Helper()
+	// As a person clicks a field once it shows: a page that renders its
+	// form from script may not have it yet when it has loaded (React 18
+	// renders in a task of its own, which can come after the load event).
+	b.waitFor("(" + expr + ") != null")
 	if !b.eval(`(() => { const el = ` + expr + `; el.focus(); return el.getRootNode().activeElement === el; })()`) {
 		b.t.Fatalf("could not focus %s", expr)
 	}
