@@ -44,11 +44,16 @@ func submitAndLeaveNothing(t *testing.T, e *env) {
 	login.SetOther(other.URL)
 	const svc = "127.0.0.3"
 
-	// open opens path, focuses the element focus evaluates to, connects
-	// and inspects.
+	// open opens path, focuses the element focus evaluates to once it
+	// shows, connects and inspects.
 	open := func(e *env, path, focus, kind string) (*tab, *hostcdp.Browser, fill.Inspection) {
 		e.t.Helper()
 		tb := e.openTab(login.URL + path)
+		// The field once it shows: /react renders its form in a task
+		// of its own, which can come after the load event.
+		if !tb.becomes(`(` + focus + `) != null`) {
+			e.t.Fatalf("%s never showed %s", path, focus)
+		}
 		tb.eval(`(` + focus + `).focus(), true`)
 		b := e.connect(hostcdp.Options{Tab: string(tb.id)})
 		in := e.inspect(b, svc, kind)
