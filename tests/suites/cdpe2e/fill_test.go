@@ -349,6 +349,11 @@ func iframeNavigatedBeforeInsert(t *testing.T, e *env) {
 	if !tb.becomes(`(() => { try { return document.getElementById('f').contentDocument.readyState === 'complete' } catch { return false } })()`) {
 		t.Fatalf("the iframe did not load")
 	}
+	// The new page, now in the top page's process, painted once before
+	// the click: a click dispatched while the frame is still being swapped
+	// out of its old process was never acknowledged (a CI run hung 8
+	// minutes in Input.dispatchMouseEvent here).
+	tb.eval(`new Promise((r) => { const w = document.getElementById('f').contentWindow; w.requestAnimationFrame(() => w.requestAnimationFrame(() => r(true))); })`)
 	tb.click(100, 95)
 	wantRefused(t, e.insert(b, in, e.secret()), "origin_changed")
 }

@@ -248,11 +248,16 @@ func (tb *tab) front() {
 	}
 }
 
-// click clicks at (x, y) of the viewport, as the user would.
+// click clicks at (x, y) of the viewport, as the user would. The browser
+// acknowledges each mouse event once the page has handled it; one that is
+// never acknowledged fails the test within 20 s, not at the suite's
+// timeout.
 func (tb *tab) click(x, y float64) {
 	tb.e.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
 	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
-		_, err := chromedp.Call(tb.ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+		_, err := chromedp.Call(ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{
 			Type: typ, X: x, Y: y, Button: input.MouseButtonLeft, ClickCount: 1,
 		})
 		if err != nil {
