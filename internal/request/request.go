@@ -1,9 +1,9 @@
 // Package request is the agent's client: `fillgate fill` and the MCP tool
 // call it. It asks a running host over the agent socket and, when no host
 // answers (or the agent or the policy says so), hands the request to the
-// CDP fallback's host in this process (internal/cdphost). It enforces
-// nothing: the request is checked (fill.Check) and the policy enforced
-// once, by the host that runs it.
+// CDP fallback's host in this process (internal/cdphost). A request a host
+// takes is checked (fill.Check) and the policy enforced there, once; only a
+// request no host takes is checked here, on its way to cdphost.
 package request
 
 import (
