@@ -3,13 +3,14 @@ package drivable
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 
-	"github.com/fillgate/fillgate/internal/install"
+	"github.com/fillgate/fillgate/internal/browsertable"
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
@@ -19,7 +20,7 @@ const maxFile = 64 << 10
 
 // chromiumDataDirs lists the user data directories whose DevToolsActivePort
 // is looked at: the one --user-data-dir names, else the browser's default
-// one (install's table, which knows where each browser keeps its "Local
+// one (the browser table, which knows where each browser keeps its "Local
 // State").
 func (p *Probe) chromiumDataDirs(given string) []string {
 	if given != "" {
@@ -63,23 +64,23 @@ func (p *Probe) firefoxProfiles(f firefoxView) []string {
 	return dirs
 }
 
-// browsers picks the rows of install's table for this browser: the one
-// whose program is the browser's executable, else the one of the browser's
-// name, else every browser of the family on this OS.
-func (p *Probe) browsers(f manifest.Family) []install.Browser {
-	var fam []install.Browser
-	for _, b := range install.Table() {
+// browsers picks the rows of the browser table for this browser: the one
+// whose program is the browser's executable, else the one of the
+// browser's name, else every browser of the family on this OS.
+func (p *Probe) browsers(f manifest.Family) []browsertable.Browser {
+	var fam []browsertable.Browser
+	for _, b := range browsertable.Table() {
 		pl, ok := b.OS[p.goos()]
 		if b.Family != f || !ok {
 			continue
 		}
 		if p.isProgram(pl.Programs) {
-			return []install.Browser{b}
+			return []browsertable.Browser{b}
 		}
 		fam = append(fam, b)
 	}
-	if b := install.Lookup(p.cfg.Name); b != nil && b.Family == f {
-		return []install.Browser{*b}
+	if b := browsertable.Lookup(p.cfg.Name); b != nil && b.Family == f {
+		return []browsertable.Browser{*b}
 	}
 	return fam
 }
@@ -104,53 +105,21 @@ func (p *Probe) isProgram(programs []string) bool {
 	return false
 }
 
-// goos is the column of install's table that applies: BSDs and other
-// Unixes read the Linux one.
+// goos is the column of the browser table that applies.
 func (p *Probe) goos() string {
-	goos := p.cfg.GOOS
-	if goos == "" {
-		goos = runtime.GOOS
-	}
-	switch goos {
-	case "darwin", "windows":
-		return goos
-	}
-	return "linux"
+	return browsertable.Column(cmp.Or(p.cfg.GOOS, runtime.GOOS))
 }
 
-// expand turns one of install's path templates into a path: "~" is the
-// home directory, "$XDG_CONFIG_HOME" that variable or ~/.config (for the
-// Chromium family, CHROME_CONFIG_HOME first, as Chromium on Linux reads
-// it), "%NAME%" a Windows folder variable.
+// expand turns one of the browser table's path templates into a path
+// (browsertable.Expand, in the browser's environment), false when it
+// cannot be told. The path is read here, so it is made this OS's: a test
+// of Windows's column on another OS reads its files with "/".
 func (p *Probe) expand(tmpl string, f manifest.Family) (string, bool) {
-	head, rest, _ := strings.Cut(strings.ReplaceAll(tmpl, `\`, "/"), "/")
-	env := p.cfg.Env
-	home := env("HOME")
-	if p.goos() == "windows" && env("USERPROFILE") != "" {
-		home = env("USERPROFILE")
+	path, err := browsertable.Expand(tmpl, browsertable.Vars{OS: p.goos(), Env: p.cfg.Env, Family: f})
+	if p.goos() == "windows" {
+		path = filepath.FromSlash(strings.ReplaceAll(path, `\`, "/"))
 	}
-	var base string
-	switch {
-	case head == "":
-		base = string(filepath.Separator)
-	case head == "~":
-		base = home
-	case head == "$XDG_CONFIG_HOME":
-		switch {
-		case f == manifest.Chromium && filepath.IsAbs(env("CHROME_CONFIG_HOME")):
-			base = env("CHROME_CONFIG_HOME")
-		case filepath.IsAbs(env("XDG_CONFIG_HOME")):
-			base = env("XDG_CONFIG_HOME")
-		case home != "":
-			base = filepath.Join(home, ".config")
-		}
-	case len(head) > 2 && strings.HasPrefix(head, "%") && strings.HasSuffix(head, "%"):
-		base = env(head[1 : len(head)-1])
-	}
-	if base == "" {
-		return "", false
-	}
-	return filepath.Join(base, filepath.FromSlash(rest)), true
+	return path, err == nil
 }
 
 // abs makes a directory the command line names absolute: a relative one is

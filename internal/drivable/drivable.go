@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fillgate/fillgate/internal/browsertable"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/procinfo"
@@ -164,18 +165,11 @@ func BrowserPID(ppid int) int {
 // isShell reports whether name is a command shell a browser starts native
 // hosts through.
 func isShell(name string) bool {
-	switch lower(name) {
+	switch strings.ToLower(name) {
 	case "cmd.exe", "cmd":
 		return true
 	}
 	return false
-}
-
-// browserNames are the executables (lower case, without .exe) of the
-// browsers of each family, or how their names begin.
-var browserNames = map[manifest.Family][]string{
-	manifest.Chromium: {"chrome", "chromium", "google-chrome", "brave", "msedge", "microsoft-edge", "vivaldi", "opera", "thorium", "yandex", "helium"},
-	manifest.Firefox:  {"firefox", "librewolf", "waterfox", "floorp", "zen", "icecat", "iceweasel"},
 }
 
 // isBrowser reports whether the process whose executable is exe (or, when
@@ -190,14 +184,8 @@ func isBrowser(family manifest.Family, exe string, args []string) bool {
 		names = append(names, first)
 	}
 	for _, n := range names {
-		base := strings.TrimSuffix(lower(n[strings.LastIndexAny(n, `/\`)+1:]), ".exe")
-		if base == "" {
-			continue
-		}
-		for _, b := range browserNames[family] {
-			if strings.HasPrefix(base, b) {
-				return true
-			}
+		if browsertable.OfFamily(family, n) {
+			return true
 		}
 	}
 	return false

@@ -502,6 +502,21 @@ func TestWhatCannotBeToldIsDriven(t *testing.T) {
 			}
 		}
 	})
+	// macOS names a browser's executable as its bundle ("Google Chrome",
+	// "Microsoft Edge"): the host's parent is then the browser itself, and
+	// a browser with no debugging switch and no port file is not driven.
+	t.Run("macOS browsers by their bundle's executable", func(t *testing.T) {
+		for _, exe := range []string{
+			"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+			"/Applications/Microsoft Edge.app/Contents/MacOS/Microsoft Edge",
+			"/Applications/Arc.app/Contents/MacOS/Arc",
+		} {
+			p := New(Config{PID: 1, Family: manifest.Chromium, Env: fakeEnv("HOME", t.TempDir()), Exe: exe, Args: argv(exe), GOOS: "darwin"})
+			if d := p.Check(t.Context()); d.Driven {
+				t.Errorf("%s: driven for %q, want not driven", exe, d.Reasons)
+			}
+		}
+	})
 }
 
 // TestWindowsSlashSwitches: Chromium on Windows takes its switches with a

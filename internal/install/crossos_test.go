@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/fillgate/fillgate/internal/browsertable"
 )
 
 // macOS and Windows paths, system-wide installs and detection, through the
@@ -641,43 +643,43 @@ func TestDamagedRecordIsReported(t *testing.T) {
 }
 
 func TestOSPath(t *testing.T) {
-	w := osPath("windows")
-	if got := w.join(`C:\a`, `b/c.json`); got != `C:\a\b\c.json` {
-		t.Errorf("w.join(`C:\\a`, `b/c.json`) = %q, want %q", got, `C:\a\b\c.json`)
+	w := browsertable.Path("windows")
+	if got := w.Join(`C:\a`, `b/c.json`); got != `C:\a\b\c.json` {
+		t.Errorf("w.Join(`C:\\a`, `b/c.json`) = %q, want %q", got, `C:\a\b\c.json`)
 	}
-	if got := w.join(`C:\a\`, ""); got != `C:\a` {
-		t.Errorf("w.join(`C:\\a\\`, \"\") = %q, want %q", got, `C:\a`)
+	if got := w.Join(`C:\a\`, ""); got != `C:\a` {
+		t.Errorf("w.Join(`C:\\a\\`, \"\") = %q, want %q", got, `C:\a`)
 	}
-	if got := w.join(`\\srv\share`, "x"); got != `\\srv\share\x` {
-		t.Errorf("w.join(`\\\\srv\\share`, \"x\") = %q, want %q", got, `\\srv\share\x`)
+	if got := w.Join(`\\srv\share`, "x"); got != `\\srv\share\x` {
+		t.Errorf("w.Join(`\\\\srv\\share`, \"x\") = %q, want %q", got, `\\srv\share\x`)
 	}
-	if got := w.dir(`C:\a\b`); got != `C:\a` {
-		t.Errorf("w.dir(`C:\\a\\b`) = %q, want %q", got, `C:\a`)
+	if got := w.Dir(`C:\a\b`); got != `C:\a` {
+		t.Errorf("w.Dir(`C:\\a\\b`) = %q, want %q", got, `C:\a`)
 	}
-	if got := w.dir(`C:\a`); got != `C:\` {
-		t.Errorf("w.dir(`C:\\a`) = %q, want %q", got, `C:\`)
+	if got := w.Dir(`C:\a`); got != `C:\` {
+		t.Errorf("w.Dir(`C:\\a`) = %q, want %q", got, `C:\`)
 	}
-	if !w.isAbs(`C:\x`) {
-		t.Errorf("w.isAbs(`C:\\x`): got false, want true")
+	if !w.IsAbs(`C:\x`) {
+		t.Errorf("w.IsAbs(`C:\\x`): got false, want true")
 	}
-	if !w.isAbs(`\\srv\share`) {
-		t.Errorf("w.isAbs(`\\\\srv\\share`): got false, want true")
+	if !w.IsAbs(`\\srv\share`) {
+		t.Errorf("w.IsAbs(`\\\\srv\\share`): got false, want true")
 	}
-	if w.isAbs(`x\y`) {
-		t.Errorf("w.isAbs(`x\\y`): got true, want false")
+	if w.IsAbs(`x\y`) {
+		t.Errorf("w.IsAbs(`x\\y`): got true, want false")
 	}
-	if w.isAbs(`/x`) {
-		t.Errorf("w.isAbs(`/x`): got true, want false")
+	if w.IsAbs(`/x`) {
+		t.Errorf("w.IsAbs(`/x`): got true, want false")
 	}
-	u := osPath("linux")
-	if got := u.join("/a", "b"); got != "/a/b" {
-		t.Errorf("u.join(\"/a\", \"b\") = %q, want %q", got, "/a/b")
+	u := browsertable.Path("linux")
+	if got := u.Join("/a", "b"); got != "/a/b" {
+		t.Errorf("u.Join(\"/a\", \"b\") = %q, want %q", got, "/a/b")
 	}
-	if !u.isAbs("/x") {
-		t.Errorf("u.isAbs(\"/x\"): got false, want true")
+	if !u.IsAbs("/x") {
+		t.Errorf("u.IsAbs(\"/x\"): got false, want true")
 	}
-	if u.isAbs(`C:\x`) {
-		t.Errorf("u.isAbs(`C:\\x`): got true, want false")
+	if u.IsAbs(`C:\x`) {
+		t.Errorf("u.IsAbs(`C:\\x`): got true, want false")
 	}
 }
 

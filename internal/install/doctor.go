@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/fillgate/fillgate/internal/browsertable"
 )
 
 // Probes are what Doctor asks the rest of fillgate, which the CLI wires
@@ -187,15 +189,15 @@ func (s *sys) doctorExtension(d *DoctorReport) {
 	}
 	var dirs []string
 	if !s.System {
-		dirs = append(dirs, s.p.join(s.DataDir, extensionDirName))
+		dirs = append(dirs, s.p.Join(s.DataDir, extensionDirName))
 	}
-	if sys, err := s.expand(systemDataDir[s.os]); err == nil {
-		dirs = append(dirs, s.p.join(sys, extensionDirName))
+	if sys, err := s.expand(systemDataDir[s.os], ""); err == nil {
+		dirs = append(dirs, s.p.Join(sys, extensionDirName))
 	}
 	dir := dirs[0]
 	var have []byte
 	for _, dd := range dirs {
-		if have, err = s.FS.ReadFile(s.p.join(dd, "manifest.json")); err == nil {
+		if have, err = s.FS.ReadFile(s.p.Join(dd, "manifest.json")); err == nil {
 			dir = dd
 			break
 		}
@@ -245,7 +247,7 @@ func (s *sys) doctorSocket(d *DoctorReport) {
 			Fix:    "chmod 700 " + quote(dir)})
 		return
 	}
-	sock := s.p.join(dir, "agent.sock")
+	sock := s.p.Join(dir, "agent.sock")
 	if si, err := s.FS.Stat(sock); err == nil && si.Mode().Perm()&0o077 != 0 {
 		d.add(Check{Name: "socket dir", Level: Warn,
 			Detail: fmt.Sprintf("%s has mode %04o; it should be 0600", sock, si.Mode().Perm()),
@@ -270,9 +272,9 @@ func (s *sys) doctorCDP(ctx context.Context, probe func(context.Context) (string
 	return Check{Name: "cdp", Level: OK, Detail: "the configured CDP endpoint " + endpoint + " answers"}
 }
 
-func (s *sys) doctorHosts(ctx context.Context, d *DoctorReport, probes Probes, good *Browser, cdpOK bool) {
+func (s *sys) doctorHosts(ctx context.Context, d *DoctorReport, probes Probes, good *browsertable.Browser, cdpOK bool) {
 	hosts, err := probes.Hosts(ctx)
-	extDir := s.p.join(s.DataDir, extensionDirName)
+	extDir := s.p.Join(s.DataDir, extensionDirName)
 	want := ""
 	if m, err := fs.ReadFile(s.ext, "manifest.json"); err == nil {
 		want = extensionVersion(m)
@@ -304,7 +306,7 @@ func (s *sys) doctorHosts(ctx context.Context, d *DoctorReport, probes Probes, g
 			where += " (profile " + h.Profile + ")"
 		}
 		page := "the browser's extensions page"
-		if b := Lookup(h.Browser); b != nil {
+		if b := browsertable.Lookup(h.Browser); b != nil {
 			page = b.Page
 		}
 		switch {

@@ -7,13 +7,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fillgate/fillgate/internal/browsertable"
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
 // doctorManifests checks every browser's manifests and returns a browser
 // that has a good one (for the hint on loading the extension), or nil.
-func (s *sys) doctorManifests(d *DoctorReport) *Browser {
-	var good *Browser
+func (s *sys) doctorManifests(d *DoctorReport) *browsertable.Browser {
+	var good *browsertable.Browser
 	present := 0
 	// Per-user (or the --user-data-dir profile) and system-wide; with
 	// --system, system-wide only.
@@ -31,7 +32,7 @@ func (s *sys) doctorManifests(d *DoctorReport) *Browser {
 		}
 		rec, err := sc.loadRecord(pl.dataDir)
 		if err != nil {
-			d.add(Check{Name: "record", Level: Warn, Detail: err.Error(), Fix: "rm " + sc.p.join(pl.dataDir, recordName)})
+			d.add(Check{Name: "record", Level: Warn, Detail: err.Error(), Fix: "rm " + sc.p.Join(pl.dataDir, recordName)})
 			rec = &record{}
 		}
 		found := map[string]string{}
@@ -43,7 +44,7 @@ func (s *sys) doctorManifests(d *DoctorReport) *Browser {
 				n, ok := sc.doctorKey(d, kt, rec, found)
 				present += n
 				if len(ok) > 0 && good == nil {
-					good = Lookup(ok[0])
+					good = browsertable.Lookup(ok[0])
 				}
 			}
 			continue
@@ -54,7 +55,7 @@ func (s *sys) doctorManifests(d *DoctorReport) *Browser {
 			n, ok := sc.doctorFile(d, ft, rec, found)
 			present += n
 			if len(ok) > 0 && good == nil {
-				good = Lookup(ok[0])
+				good = browsertable.Lookup(ok[0])
 			}
 		}
 		// Manifests install wrote elsewhere, as the record says: those of
@@ -65,11 +66,11 @@ func (s *sys) doctorManifests(d *DoctorReport) *Browser {
 			defaults := sc.defaultManifests()
 			for _, rf := range rec.Files {
 				if planned[rf.Path] || defaults[rf.Path] || rf.Family != manifest.Chromium ||
-					sc.p.dir(rf.Path) == rf.Path || !strings.HasSuffix(sc.p.dir(rf.Path), sc.p.sep()+"NativeMessagingHosts") {
+					sc.p.Dir(rf.Path) == rf.Path || !strings.HasSuffix(sc.p.Dir(rf.Path), sc.p.Sep()+"NativeMessagingHosts") {
 					continue
 				}
 				psc := *sc
-				psc.UserDataDir = sc.p.dir(sc.p.dir(rf.Path))
+				psc.UserDataDir = sc.p.Dir(sc.p.Dir(rf.Path))
 				ft := &fileTarget{path: rf.Path, family: rf.Family, scope: ScopeProfile, browsers: rf.Browsers}
 				n, ok := psc.doctorFile(d, ft, rec, found)
 				if n == 0 {
@@ -79,7 +80,7 @@ func (s *sys) doctorManifests(d *DoctorReport) *Browser {
 				}
 				present += n
 				if len(ok) > 0 && good == nil {
-					good = Lookup(ok[0])
+					good = browsertable.Lookup(ok[0])
 				}
 			}
 		}
@@ -151,7 +152,7 @@ func quote(p string) string {
 func titles(names []string) string {
 	var ts []string
 	for _, n := range names {
-		if b := Lookup(n); b != nil {
+		if b := browsertable.Lookup(n); b != nil {
 			ts = append(ts, b.Title)
 		}
 	}
@@ -267,11 +268,11 @@ func (s *sys) doctorManifest(d *DoctorReport, name, path string, browsers []stri
 		return false
 	}
 	okay := true
-	for _, p := range h.Check(fam, s.p.isAbs) {
+	for _, p := range h.Check(fam, s.p.IsAbs) {
 		d.add(Check{Name: name, Level: Fail, Detail: fmt.Sprintf("%s: %s %s", s.tilde(path), p.Field, p.Detail), Fix: fix})
 		okay = false
 	}
-	if h.Path == "" || !s.p.isAbs(h.Path) {
+	if h.Path == "" || !s.p.IsAbs(h.Path) {
 		return false
 	}
 	real, err := s.FS.EvalSymlinks(h.Path)

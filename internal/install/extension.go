@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fillgate/fillgate/internal/browsertable"
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
@@ -75,12 +76,12 @@ func (s *sys) unpackExtension(dir string, rec *record) error {
 		if err != nil {
 			return fmt.Errorf("read embedded %s: %w", f, err)
 		}
-		dst := s.p.join(dir, f)
+		dst := s.p.Join(dir, f)
 		if have, err := s.FS.ReadFile(dst); err == nil && bytes.Equal(have, data) {
 			continue // already there: leave it untouched
 		}
-		if err := s.FS.MkdirAll(s.p.dir(dst), s.dirMode()); err != nil {
-			return fmt.Errorf("create %s: %w", s.p.dir(dst), err)
+		if err := s.FS.MkdirAll(s.p.Dir(dst), s.dirMode()); err != nil {
+			return fmt.Errorf("create %s: %w", s.p.Dir(dst), err)
 		}
 		if err := s.FS.WriteFile(dst, data, 0o644); err != nil {
 			return fmt.Errorf("unpack the extension: %w", err)
@@ -113,11 +114,11 @@ func (s *sys) removeExtensionFiles(dir string, files []string) error {
 		if strings.Contains(f, "..") {
 			return fmt.Errorf("the install record names %q, outside the extension folder", f)
 		}
-		p := s.p.join(dir, f)
+		p := s.p.Join(dir, f)
 		if err := s.FS.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", p, err)
 		}
-		for d := s.p.dir(p); len(d) > len(dir); d = s.p.dir(d) {
+		for d := s.p.Dir(p); len(d) > len(dir); d = s.p.Dir(d) {
 			dirs[d] = true
 		}
 	}
@@ -141,11 +142,11 @@ func (s *sys) removeExtensionFiles(dir string, files []string) error {
 
 // loadSteps are the clicks that load the unpacked extension in b, and a
 // note on them.
-func loadSteps(b *Browser, dir string, p osPath) (steps []string, note string) {
+func loadSteps(b *browsertable.Browser, dir string, p browsertable.Path) (steps []string, note string) {
 	if b.Family == manifest.Firefox {
 		return []string{
 			"Open " + b.Page,
-			"Click \"Load Temporary Add-on…\" and choose " + p.join(dir, "manifest.json"),
+			"Click \"Load Temporary Add-on…\" and choose " + p.Join(dir, "manifest.json"),
 		}, temporaryNote(b.Title + " removes a temporary add-on when it quits")
 	}
 	toggle := "Turn on \"Developer mode\" (top right)."
@@ -165,7 +166,7 @@ func temporaryNote(who string) string {
 }
 
 // loadHint is loadSteps on one line.
-func loadHint(b *Browser, dir string, p osPath) string {
+func loadHint(b *browsertable.Browser, dir string, p browsertable.Path) string {
 	steps, _ := loadSteps(b, dir, p)
 	for i := range steps {
 		steps[i] = strings.TrimSuffix(steps[i], ".")

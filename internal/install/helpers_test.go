@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fillgate/fillgate/internal/browsertable"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ and the browser table in docs/browsers.md")
@@ -51,7 +53,7 @@ func normalize(b []byte, pairs ...string) []byte {
 // namesFor lists the table's browsers that exist on os.
 func namesFor(os string) []string {
 	var out []string
-	for _, b := range Table() {
+	for _, b := range browsertable.Table() {
 		if _, ok := b.OS[os]; ok {
 			out = append(out, b.Name)
 		}

@@ -87,7 +87,7 @@ func Install(ctx context.Context, o Options) (*Report, error) {
 		r.Registry = append(r.Registry, k)
 	}
 
-	extDir := s.p.join(pl.dataDir, extensionDirName)
+	extDir := s.p.Join(pl.dataDir, extensionDirName)
 	if r.Extension, err = s.extensionStatus(extDir, rec); err != nil {
 		return r, err
 	}
@@ -112,7 +112,7 @@ func (s *sys) newReport(action string, pl *plan) *Report {
 		DryRun:       s.DryRun,
 		Scope:        s.scope(),
 		Binary:       s.Binary,
-		ExtensionDir: s.p.join(pl.dataDir, extensionDirName),
+		ExtensionDir: s.p.Join(pl.dataDir, extensionDirName),
 		Found:        pl.found,
 		Manifests:    []File{},
 		Skipped:      pl.skipped,
@@ -185,7 +185,7 @@ func (s *sys) checkSystemBinary() error {
 					"install fillgate into /usr/local/bin (owned by root, mode 0755) and run `sudo fillgate install --system` from there", p, uid)
 			}
 		}
-		parent := s.p.dir(p)
+		parent := s.p.Dir(p)
 		if parent == p || parent == "" || parent == "." {
 			return nil
 		}
@@ -247,7 +247,7 @@ func (s *sys) installFile(ft *fileTarget, rec *record, dataDir string) (File, er
 		return f, nil
 	}
 	if f.Status != Unchanged {
-		dir := s.p.dir(ft.path)
+		dir := s.p.Dir(ft.path)
 		rec.Dirs = union(rec.Dirs, s.missingDirs(dir, dataDir))
 		if err := s.FS.MkdirAll(dir, 0o755); err != nil {
 			return f, fmt.Errorf("create %s: %w%s", dir, err, s.sudoHint())
@@ -331,12 +331,12 @@ func (s *sys) missingKeys(root Root, key string) ([]string, error) {
 // not listed: they hold the record and the extension.
 func (s *sys) missingDirs(dir, dataDir string) []string {
 	var out []string
-	for d := dir; d != "." && d != "" && !s.exists(d); d = s.p.dir(d) {
-		if d == dataDir || strings.HasPrefix(dataDir, d+s.p.sep()) {
+	for d := dir; d != "." && d != "" && !s.exists(d); d = s.p.Dir(d) {
+		if d == dataDir || strings.HasPrefix(dataDir, d+s.p.Sep()) {
 			break
 		}
 		out = append(out, d)
-		if s.p.dir(d) == d {
+		if s.p.Dir(d) == d {
 			break
 		}
 	}
@@ -366,7 +366,7 @@ func (s *sys) extensionStatus(dir string, rec *record) (Status, error) {
 		if err != nil {
 			return "", fmt.Errorf("read embedded %s: %w", f, err)
 		}
-		have, err := s.FS.ReadFile(s.p.join(dir, f))
+		have, err := s.FS.ReadFile(s.p.Join(dir, f))
 		if err != nil || !bytes.Equal(have, want) {
 			same = false
 			break
@@ -375,7 +375,7 @@ func (s *sys) extensionStatus(dir string, rec *record) (Status, error) {
 	switch {
 	case same:
 		return Unchanged, nil
-	case s.exists(s.p.join(dir, "manifest.json")):
+	case s.exists(s.p.Join(dir, "manifest.json")):
 		return Updated, nil
 	}
 	return Created, nil

@@ -510,6 +510,23 @@ func TestInstallHonoursXDGConfigHome(t *testing.T) {
 	fileExists(t, h.real(firefoxPath), "Firefox's manifest in ~/.mozilla")
 }
 
+// TestInstallHonoursChromeConfigHome: Chromium on Linux takes its user
+// data directory, and so its NativeMessagingHosts folder, from
+// CHROME_CONFIG_HOME before XDG_CONFIG_HOME (measured with Debian's
+// Chromium: its profile goes there and nothing to ~/.config); Firefox does
+// not read it.
+func TestInstallHonoursChromeConfigHome(t *testing.T) {
+	h := newLinuxHome(t)
+	h.env["XDG_CONFIG_HOME"] = "/home/u/cfg"
+	h.env["CHROME_CONFIG_HOME"] = "/home/u/cch"
+	_, err := Install(context.Background(), h.opts("chromium", "firefox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileExists(t, h.real("/home/u/cch/chromium/NativeMessagingHosts/dev.fillgate.host.json"), "Chromium's manifest under CHROME_CONFIG_HOME")
+	fileExists(t, h.real(firefoxPath), "Firefox's manifest in ~/.mozilla")
+}
+
 func TestInstallUserDataDir(t *testing.T) {
 	h := newLinuxHome(t)
 	o := h.opts()

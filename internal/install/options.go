@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/fillgate/fillgate/extension"
+	"github.com/fillgate/fillgate/internal/browsertable"
 	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/manifest"
 )
 
 // Options says what Install, Uninstall and Doctor act on. The zero value
@@ -63,7 +65,7 @@ type Options struct {
 type sys struct {
 	Options
 	os  string // the table column: linux, darwin or windows
-	p   osPath
+	p   browsertable.Path
 	ext fs.FS
 }
 
@@ -77,8 +79,8 @@ func resolve(o Options) (*sys, error) {
 	if s.GOOS == "" {
 		s.GOOS = runtime.GOOS
 	}
-	s.os = tableOS(s.GOOS)
-	s.p = osPath(s.os)
+	s.os = browsertable.Column(s.GOOS)
+	s.p = browsertable.Path(s.os)
 	if s.FS == nil {
 		s.FS = OSFS{}
 	}
@@ -118,7 +120,7 @@ func resolve(o Options) (*sys, error) {
 		}
 		s.Binary = exe
 	}
-	if !s.p.isAbs(s.Binary) {
+	if !s.p.IsAbs(s.Binary) {
 		return nil, fmt.Errorf("the binary path %q is not absolute", s.Binary)
 	}
 	if real, err := s.FS.EvalSymlinks(s.Binary); err == nil {
@@ -128,7 +130,7 @@ func resolve(o Options) (*sys, error) {
 		if s.os == "windows" {
 			return nil, errors.New("--user-data-dir does not apply on Windows: Chromium finds hosts there through the registry only")
 		}
-		if !s.p.isAbs(s.UserDataDir) {
+		if !s.p.IsAbs(s.UserDataDir) {
 			abs, err := filepath.Abs(s.UserDataDir)
 			if err != nil || !native {
 				return nil, fmt.Errorf("--user-data-dir %q is not absolute", s.UserDataDir)
@@ -139,61 +141,19 @@ func resolve(o Options) (*sys, error) {
 	return s, nil
 }
 
+// vars are the browser table's template variables for a browser of family
+// f ("" for fillgate's own paths).
+func (s *sys) vars(f manifest.Family) browsertable.Vars {
+	return browsertable.Vars{OS: s.os, Env: s.Env, Family: f}
+}
+
 // home is the user's home directory.
-func (s *sys) home() (string, error) {
-	h := s.Env("HOME")
-	if s.os == "windows" && s.Env("USERPROFILE") != "" {
-		h = s.Env("USERPROFILE")
-	}
-	if h == "" {
-		return "", errors.New("cannot tell the home directory: set HOME")
-	}
-	return h, nil
-}
+func (s *sys) home() (string, error) { return browsertable.Home(s.vars("")) }
 
-// windowsDefaults are used when a Windows folder variable is unset.
-var windowsDefaults = map[string]string{
-	"ProgramFiles":      `C:\Program Files`,
-	"ProgramFiles(x86)": `C:\Program Files (x86)`,
-	"ProgramData":       `C:\ProgramData`,
-}
-
-// expand turns a table template into a path (see Places).
-func (s *sys) expand(tmpl string) (string, error) {
-	head, rest, _ := strings.Cut(strings.ReplaceAll(tmpl, `\`, "/"), "/")
-	var base string
-	switch {
-	case head == "~":
-		h, err := s.home()
-		if err != nil {
-			return "", err
-		}
-		base = h
-	case head == "$XDG_CONFIG_HOME":
-		if d := s.Env("XDG_CONFIG_HOME"); d != "" && s.p.isAbs(d) {
-			base = d
-		} else {
-			h, err := s.home()
-			if err != nil {
-				return "", err
-			}
-			base = s.p.join(h, ".config")
-		}
-	case strings.HasPrefix(head, "%") && strings.HasSuffix(head, "%") && len(head) > 2:
-		name := head[1 : len(head)-1]
-		base = s.Env(name)
-		if base == "" {
-			base = windowsDefaults[name]
-		}
-		if base == "" {
-			return "", fmt.Errorf("cannot tell %s: set %s", head, name)
-		}
-	case head == "":
-		return s.p.join("/", rest), nil
-	default:
-		return "", fmt.Errorf("bad path template %q", tmpl)
-	}
-	return s.p.join(base, rest), nil
+// expand turns a template of the browser table into a path (see
+// browsertable.Places) for a browser of family f.
+func (s *sys) expand(tmpl string, f manifest.Family) (string, error) {
+	return browsertable.Expand(tmpl, s.vars(f))
 }
 
 // exists reports whether name exists.

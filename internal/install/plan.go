@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fillgate/fillgate/internal/browsertable"
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
@@ -33,7 +34,7 @@ type keyTarget struct {
 
 // plan is what Install writes or Uninstall removes.
 type plan struct {
-	browsers  []*Browser // the browsers the targets are for, in table order
+	browsers  []*browsertable.Browser // the browsers the targets are for, in table order
 	found     []Found
 	skipped   []Skipped
 	sandboxed []Sandboxed
@@ -54,38 +55,39 @@ func (s *sys) scope() string {
 	return ScopeUser
 }
 
+// systemDataDir is where --system installs keep the unpacked extension and
+// their record, readable by every user (a template of the browser table's
+// kind).
+var systemDataDir = map[string]string{
+	"linux":   "/usr/local/share/fillgate",
+	"darwin":  "/Library/Application Support/fillgate",
+	"windows": `%ProgramData%\fillgate`,
+}
+
 // dataDirFor is where the extension and record go for the options' scope.
 func (s *sys) dataDirFor() (string, error) {
 	if s.System {
-		return s.expand(systemDataDir[s.os])
+		return s.expand(systemDataDir[s.os], "")
 	}
 	return s.DataDir, nil
 }
 
 // named resolves --browser names.
-func (s *sys) named() ([]*Browser, error) {
-	var out []*Browser
+func (s *sys) named() ([]*browsertable.Browser, error) {
+	var out []*browsertable.Browser
 	for _, n := range s.Browsers {
-		b := Lookup(strings.ToLower(n))
+		b := browsertable.Lookup(strings.ToLower(n))
 		if b == nil {
-			return nil, fmt.Errorf("unknown browser %q; fillgate knows: %s", n, strings.Join(browserNames(), ", "))
+			return nil, fmt.Errorf("unknown browser %q; fillgate knows: %s", n, strings.Join(browsertable.Names(), ", "))
 		}
 		if _, ok := b.OS[s.os]; !ok {
 			return nil, fmt.Errorf("%s is not available on %s", b.Title, s.GOOS)
 		}
-		if !slices.ContainsFunc(out, func(x *Browser) bool { return x.Name == b.Name }) {
+		if !slices.ContainsFunc(out, func(x *browsertable.Browser) bool { return x.Name == b.Name }) {
 			out = append(out, b)
 		}
 	}
 	return out, nil
-}
-
-func browserNames() []string {
-	var ns []string
-	for _, b := range browsers {
-		ns = append(ns, b.Name)
-	}
-	return ns
 }
 
 // makePlan decides which manifests and keys to act on. With detect, a
@@ -107,31 +109,35 @@ func (s *sys) makePlan(detect bool) (*plan, error) {
 
 	candidates := named
 	if len(named) == 0 {
-		for i := range browsers {
-			if _, ok := browsers[i].OS[s.os]; ok {
-				candidates = append(candidates, &browsers[i])
+		for _, b := range browsertable.Table() {
+			if _, ok := b.OS[s.os]; ok {
+				candidates = append(candidates, &b)
 			}
 		}
 	}
 	for _, b := range candidates {
-		d := s.detect(b)
-		for _, sb := range d.sandboxed {
+		d := browsertable.Detect(b, s.vars(""), s.exists)
+		for _, sb := range d.Sandboxed {
 			pl.sandboxed = append(pl.sandboxed, sandboxNote(b, sb))
 		}
 		switch {
-		case d.found:
-			pl.found = append(pl.found, Found{Browser: b.Name, Evidence: d.evidence})
+		case d.Found:
+			pl.found = append(pl.found, Found{Browser: b.Name, Evidence: d.Evidence})
 		case len(named) > 0 || !detect:
 			// asked for by name, or uninstall/doctor: no proof needed
-		case b.Family == manifest.Firefox && len(d.sandboxed) > 0:
+		case b.Family == manifest.Firefox && len(d.Sandboxed) > 0:
 			// a sandboxed Firefox reads the host's manifest through the portal
-			pl.found = append(pl.found, Found{Browser: b.Name, Evidence: d.sandboxed[0].evidence})
+			pl.found = append(pl.found, Found{Browser: b.Name, Evidence: d.Sandboxed[0].Evidence})
 		default:
 			reason := "not found"
-			if len(d.sandboxed) > 0 {
-				reason = "only a sandboxed " + d.sandboxed[0].kind + " install was found (see below)"
-			} else if len(d.looked) > 0 {
-				reason = "not found (looked for " + strings.Join(d.looked, ", ") + ")"
+			if len(d.Sandboxed) > 0 {
+				reason = "only a sandboxed " + d.Sandboxed[0].Kind + " install was found (see below)"
+			} else if len(d.Looked) > 0 {
+				var looked []string
+				for _, l := range d.Looked {
+					looked = append(looked, s.tilde(l))
+				}
+				reason = "not found (looked for " + strings.Join(looked, ", ") + ")"
 			}
 			pl.skipped = append(pl.skipped, Skipped{Browser: b.Name, Reason: reason})
 			continue
@@ -145,12 +151,12 @@ func (s *sys) makePlan(detect bool) (*plan, error) {
 
 // profilePlan is the plan for --user-data-dir: one manifest in the
 // profile's NativeMessagingHosts folder.
-func (s *sys) profilePlan(pl *plan, named []*Browser) (*plan, error) {
+func (s *sys) profilePlan(pl *plan, named []*browsertable.Browser) (*plan, error) {
 	if len(named) == 0 {
-		named = []*Browser{Lookup("chromium")}
+		named = []*browsertable.Browser{browsertable.Lookup("chromium")}
 	}
 	ft := &fileTarget{
-		path:   s.p.join(s.UserDataDir, "NativeMessagingHosts", manifest.FileName),
+		path:   s.p.Join(s.UserDataDir, "NativeMessagingHosts", manifest.FileName),
 		family: manifest.Chromium,
 		scope:  ScopeProfile,
 	}
@@ -171,7 +177,7 @@ func (s *sys) profilePlan(pl *plan, named []*Browser) (*plan, error) {
 // addTargets adds the manifests (and on Windows the keys) browser b reads
 // for the plan's scope, sharing targets with browsers that read the same
 // place.
-func (s *sys) addTargets(pl *plan, b *Browser) error {
+func (s *sys) addTargets(pl *plan, b *browsertable.Browser) error {
 	places := b.OS[s.os]
 	scope := s.scope()
 	if s.os == "windows" {
@@ -179,11 +185,11 @@ func (s *sys) addTargets(pl *plan, b *Browser) error {
 		if s.System {
 			root = HKLM
 			var err error
-			if base, err = s.expand(systemDataDir[s.os]); err != nil {
+			if base, err = s.expand(systemDataDir[s.os], ""); err != nil {
 				return err
 			}
 		}
-		ft := pl.file(s.p.join(base, "NativeMessagingHosts", string(b.Family), manifest.FileName), b.Family, scope, b.Name)
+		ft := pl.file(s.p.Join(base, "NativeMessagingHosts", string(b.Family), manifest.FileName), b.Family, scope, b.Name)
 		for _, k := range places.Keys {
 			pl.key(root, k+`\`+manifest.HostName, ft, b.Name)
 		}
@@ -194,7 +200,7 @@ func (s *sys) addTargets(pl *plan, b *Browser) error {
 	if s.System {
 		tmpls = slices.Clone(places.System)
 		for _, t := range places.SystemIfParent {
-			if p, err := s.expand(t); err == nil && s.exists(s.p.dir(p)) {
+			if p, err := s.expand(t, b.Family); err == nil && s.exists(s.p.Dir(p)) {
 				tmpls = append(tmpls, t)
 			}
 		}
@@ -204,11 +210,11 @@ func (s *sys) addTargets(pl *plan, b *Browser) error {
 		}
 	}
 	for _, t := range tmpls {
-		dir, err := s.expand(t)
+		dir, err := s.expand(t, b.Family)
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.Name, err)
 		}
-		pl.file(s.p.join(dir, manifest.FileName), b.Family, scope, b.Name)
+		pl.file(s.p.Join(dir, manifest.FileName), b.Family, scope, b.Name)
 	}
 	pl.browsers = append(pl.browsers, b)
 	return nil

@@ -68,7 +68,7 @@ func digest(b []byte) string {
 
 // loadRecord reads the record in dir; a missing one is empty.
 func (s *sys) loadRecord(dir string) (*record, error) {
-	p := s.p.join(dir, recordName)
+	p := s.p.Join(dir, recordName)
 	b, err := s.FS.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &record{Version: 1}, nil
@@ -85,7 +85,7 @@ func (s *sys) loadRecord(dir string) (*record, error) {
 
 // saveRecord writes the record, or removes it when it lists nothing.
 func (s *sys) saveRecord(dir string, r *record) error {
-	p := s.p.join(dir, recordName)
+	p := s.p.Join(dir, recordName)
 	if len(r.Files) == 0 && len(r.Keys) == 0 && len(r.Dirs) == 0 && len(r.KeyDirs) == 0 && r.Extension == nil {
 		if err := s.FS.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove the install record: %w", err)

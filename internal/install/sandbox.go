@@ -3,6 +3,7 @@ package install
 import (
 	"fmt"
 
+	"github.com/fillgate/fillgate/internal/browsertable"
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
@@ -23,10 +24,10 @@ import (
 //     support native messaging, and no Chromium Flatpak uses the proxy
 //     (flathub/com.microsoft.Edge issue 819, keepassxreboot/keepassxc
 //     issue 12741).
-func sandboxNote(b *Browser, sb sandboxed) Sandboxed {
-	n := Sandboxed{Browser: b.Name, Kind: sb.kind, ID: sb.id, Path: sb.evidence}
+func sandboxNote(b *browsertable.Browser, sb browsertable.Sandboxed) Sandboxed {
+	n := Sandboxed{Browser: b.Name, Kind: sb.Kind, ID: sb.ID, Path: sb.Evidence}
 	switch {
-	case b.Family == manifest.Firefox && sb.kind == "snap":
+	case b.Family == manifest.Firefox && sb.Kind == "snap":
 		n.Works = true
 		n.Detail = fmt.Sprintf("%s is a Snap: it starts fillgate through the WebExtensions portal of xdg-desktop-portal (Ubuntu 22.04 and later), "+
 			"which reads the manifest fillgate writes to ~/.mozilla/native-messaging-hosts. The first time, %s asks you to allow it. "+
@@ -38,11 +39,11 @@ func sandboxNote(b *Browser, sb sandboxed) Sandboxed {
 			"`flatpak override --user --talk-name=org.freedesktop.NativeMessagingProxy %s`, "+
 			"and set widget.use-xdg-desktop-portal.native-messaging-proxy to 1 in about:config. "+
 			"The proxy reads Firefox's folder, ~/.mozilla/native-messaging-hosts (`fillgate install --browser firefox` writes it). "+
-			"Without the proxy, use a %s installed outside Flatpak.", b.Title, sb.id, sb.id, b.Title)
+			"Without the proxy, use a %s installed outside Flatpak.", b.Title, sb.ID, sb.ID, b.Title)
 		n.Fix = fmt.Sprintf("install xdg-native-messaging-proxy; systemctl --user enable --now xdg-native-messaging-proxy.service; "+
 			"flatpak override --user --talk-name=org.freedesktop.NativeMessagingProxy %s; "+
-			"in about:config set widget.use-xdg-desktop-portal.native-messaging-proxy to 1", sb.id)
-	case sb.kind == "snap":
+			"in about:config set widget.use-xdg-desktop-portal.native-messaging-proxy to 1", sb.ID)
+	case sb.Kind == "snap":
 		n.Fix = "install " + b.Title + " from its vendor's .deb or .rpm, outside the Snap"
 		n.Detail = fmt.Sprintf("%s is a Snap: its confinement does not let it start programs outside the sandbox, so no host manifest can work and fillgate writes none for it. "+
 			"Install %s from its vendor's .deb or .rpm instead, or let fillgate use its CDP fallback.", b.Title, b.Title)
@@ -50,7 +51,7 @@ func sandboxNote(b *Browser, sb sandboxed) Sandboxed {
 		n.Fix = "install " + b.Title + " from its vendor's .deb or .rpm, outside Flatpak"
 		n.Detail = fmt.Sprintf("%s is a Flatpak (%s): the sandbox cannot start fillgate, and Chromium-based browsers do not use xdg-native-messaging-proxy yet, "+
 			"so no host manifest can work and fillgate writes none inside it. Install %s from its vendor's .deb or .rpm instead, or let fillgate use its CDP fallback.",
-			b.Title, sb.id, b.Title)
+			b.Title, sb.ID, b.Title)
 	}
 	return n
 }

@@ -82,7 +82,7 @@ func Uninstall(ctx context.Context, o Options) (*Report, error) {
 		return r, err
 	}
 
-	extDir := s.p.join(pl.dataDir, extensionDirName)
+	extDir := s.p.Join(pl.dataDir, extensionDirName)
 	if rec.Extension != nil {
 		extDir = rec.Extension.Dir
 		r.ExtensionDir = extDir
@@ -179,7 +179,7 @@ func (s *sys) ourExtensionFiles(dir string, rec *record) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read embedded %s: %w", f, err)
 		}
-		if have, err := s.FS.ReadFile(s.p.join(dir, f)); err == nil && bytes.Equal(have, want) {
+		if have, err := s.FS.ReadFile(s.p.Join(dir, f)); err == nil && bytes.Equal(have, want) {
 			ours = append(ours, f)
 		}
 	}

@@ -1,4 +1,10 @@
-package install
+// Package browsertable is the browsers fillgate knows and how each is laid
+// out on each OS: where it reads host manifests and keeps its profiles, how
+// to tell that it is installed, what its executable is called, and how its
+// command line names a profile. install writes manifests from it, doctor
+// checks them, drivable finds the profile a browser runs, and the host
+// names the browser that started it.
+package browsertable
 
 import (
 	"slices"
@@ -25,7 +31,8 @@ type Browser struct {
 // fillgate tells that the browser is installed.
 //
 // Paths are templates: "~" is the home directory; "$XDG_CONFIG_HOME" is
-// that variable or ~/.config; "%LOCALAPPDATA%", "%APPDATA%",
+// that variable or ~/.config (CHROME_CONFIG_HOME first for the Chromium
+// family; see Expand); "%LOCALAPPDATA%", "%APPDATA%",
 // "%ProgramFiles%", "%ProgramFiles(x86)%" and "%ProgramData%" are the
 // Windows folders of those names.
 type Places struct {
@@ -411,14 +418,6 @@ var browsers = []Browser{
 	},
 }
 
-// systemDataDir is where --system installs keep the unpacked extension and
-// their record, readable by every user.
-var systemDataDir = map[string]string{
-	"linux":   "/usr/local/share/fillgate",
-	"darwin":  "/Library/Application Support/fillgate",
-	"windows": `%ProgramData%\fillgate`,
-}
-
 // aliases are other names --browser accepts.
 var aliases = map[string]string{
 	"google-chrome":          "chrome",
@@ -426,6 +425,16 @@ var aliases = map[string]string{
 	"google-chrome-unstable": "chrome-dev",
 	"microsoft-edge":         "edge",
 	"firefox-esr":            "firefox",
+}
+
+// Names lists the names --browser takes, in the table's order (aliases
+// left out).
+func Names() []string {
+	var out []string
+	for _, b := range browsers {
+		out = append(out, b.Name)
+	}
+	return out
 }
 
 // Table returns every browser fillgate knows, in the order reports list
@@ -446,9 +455,9 @@ func Lookup(name string) *Browser {
 	return nil
 }
 
-// tableOS is the column of the table for goos: BSDs and other Unixes read
+// Column is the column of the table for goos: BSDs and other Unixes read
 // the Linux folders.
-func tableOS(goos string) string {
+func Column(goos string) string {
 	switch goos {
 	case "darwin", "windows":
 		return goos

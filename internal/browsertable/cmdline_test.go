@@ -1,4 +1,4 @@
-package drivable
+package browsertable
 
 import (
 	"testing"
@@ -30,8 +30,8 @@ func TestProfile(t *testing.T) {
 		{manifest.Firefox, []string{"firefox", "-P"}, ""},
 		{manifest.Firefox, []string{"firefox", "--user-data-dir=/x"}, ""},
 	} {
-		if got := Profile(c.family, c.args); got != c.want {
-			t.Errorf("Profile(%s, %q) = %q, want %q", c.family, c.args, got, c.want)
+		if got := ReadCommandLine(c.family, c.args).ProfileID(); got != c.want {
+			t.Errorf("ReadCommandLine(%s, %q).ProfileID() = %q, want %q", c.family, c.args, got, c.want)
 		}
 	}
 }

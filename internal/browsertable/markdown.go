@@ -1,4 +1,4 @@
-package install
+package browsertable
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 )
 
 // MarkdownTable renders the browser × OS table for docs/browsers.md, from
-// the same data Install uses. docs/browsers.md holds its output between its
+// the table install uses. docs/browsers.md holds its output between its
 // browser-table markers; a test keeps the two in step (go test
-// ./internal/install -update rewrites that section).
+// ./internal/browsertable -update rewrites that section).
 func MarkdownTable() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -25,13 +25,13 @@ func MarkdownTable() string {
 		return strings.Join(out, "<br>")
 	}
 
-	w("<!-- Generated from internal/install/table.go by `go test ./internal/install -update`; do not edit by hand. -->\n")
+	w("<!-- Generated from internal/browsertable/table.go by `go test ./internal/browsertable -update`; do not edit by hand. -->\n")
 	w("## Where browsers look for fillgate\n\n")
 	w("`fillgate install` writes the host manifest `%s` (name `%s`) where each browser reads it, ", manifest.FileName, manifest.HostName)
 	w("per user by default or for every user with `--system`. Chromium-family manifests allow the extension by origin ")
 	w("(`allowed_origins`), Firefox-family ones by add-on id (`allowed_extensions`: `%s`). ", manifest.FirefoxID)
 	w("With no `--browser`, it installs for every browser found on the machine: one whose profile data or program ")
-	w("in the last column exists, or whose command is on `$PATH`. `~/.config` stands for `$XDG_CONFIG_HOME` when that is set.\n\n")
+	w("in the last column exists, or whose command is on `$PATH`. `~/.config` stands for `$XDG_CONFIG_HOME` when that is set, and for Chromium-family browsers `$CHROME_CONFIG_HOME` first (Chromium on Linux reads it).\n\n")
 
 	for _, col := range []struct{ os, title string }{{"linux", "Linux"}, {"darwin", "macOS"}} {
 		w("### %s\n\n", col.title)

@@ -1,18 +1,19 @@
-package install
+package browsertable
 
 import (
 	"path"
 	"strings"
 )
 
-// osPath handles paths of the target OS, which need not be the OS the code
-// runs on: tests compute macOS and Windows paths on Linux.
-type osPath string
+// Path handles the paths of one OS, named by its column of the table
+// ("linux", "darwin" or "windows"), which need not be the OS the code runs
+// on: tests compute macOS and Windows paths on Linux.
+type Path string
 
-func (p osPath) windows() bool { return p == "windows" }
+func (p Path) windows() bool { return p == "windows" }
 
-// join joins path elements with the target OS's separator.
-func (p osPath) join(elem ...string) string {
+// Join joins path elements with the target OS's separator.
+func (p Path) Join(elem ...string) string {
 	if !p.windows() {
 		return path.Join(elem...)
 	}
@@ -33,8 +34,8 @@ func (p osPath) join(elem ...string) string {
 	return strings.TrimSuffix(j, `\`)
 }
 
-// dir returns all but the last element of a path.
-func (p osPath) dir(name string) string {
+// Dir returns all but the last element of a path.
+func (p Path) Dir(name string) string {
 	if !p.windows() {
 		return path.Dir(name)
 	}
@@ -48,8 +49,8 @@ func (p osPath) dir(name string) string {
 	return name[:i]
 }
 
-// isAbs reports whether a path is absolute on the target OS.
-func (p osPath) isAbs(name string) bool {
+// IsAbs reports whether a path is absolute on the target OS.
+func (p Path) IsAbs(name string) bool {
 	if !p.windows() {
 		return path.IsAbs(name)
 	}
@@ -60,16 +61,16 @@ func (p osPath) isAbs(name string) bool {
 		(name[0]|0x20 >= 'a' && name[0]|0x20 <= 'z')
 }
 
-// sep is the path separator.
-func (p osPath) sep() string {
+// Sep is the path separator.
+func (p Path) Sep() string {
 	if p.windows() {
 		return `\`
 	}
 	return "/"
 }
 
-// listSep is the separator of $PATH.
-func (p osPath) listSep() string {
+// ListSep is the separator of $PATH.
+func (p Path) ListSep() string {
 	if p.windows() {
 		return ";"
 	}

@@ -1,6 +1,7 @@
-package install
+package browsertable
 
 import (
+	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -8,9 +9,11 @@ import (
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
+var update = flag.Bool("update", false, "rewrite the browser table in docs/browsers.md")
+
 // TestREADMETableMatchesTheCode keeps the browser table in docs/browsers.md
 // (between its browser-table markers) equal to the code's table;
-// `go test ./internal/install -update` rewrites it.
+// `go test ./internal/browsertable -update` rewrites it.
 func TestREADMETableMatchesTheCode(t *testing.T) {
 	const path = "../../docs/browsers.md"
 	const begin, end = "<!-- browser-table:begin -->\n", "<!-- browser-table:end -->"
@@ -32,14 +35,14 @@ func TestREADMETableMatchesTheCode(t *testing.T) {
 		return
 	}
 	if doc := s[i+len(begin) : j]; doc != got {
-		t.Fatalf("the browser table in %s differs from the code; run go test ./internal/install -update: it has\n%s\nthe code makes\n%s", path, doc, got)
+		t.Fatalf("the browser table in %s differs from the code; run go test ./internal/browsertable -update: it has\n%s\nthe code makes\n%s", path, doc, got)
 	}
 }
 
 func TestTableIsSound(t *testing.T) {
-	s := &sys{Options: Options{Env: envOf(map[string]string{
+	env := envOf(map[string]string{
 		"HOME": "/home/u", "USERPROFILE": `C:\Users\u`, "LOCALAPPDATA": `C:\Users\u\AppData\Local`, "APPDATA": `C:\Users\u\AppData\Roaming`,
-	})}}
+	})
 	seen := map[string]bool{}
 	for _, b := range Table() {
 		t.Run(b.Name, func(t *testing.T) {
@@ -65,16 +68,16 @@ func TestTableIsSound(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s: not in the table, want it there", os)
 				}
-				s.os, s.p = os, osPath(os)
+				v := Vars{OS: os, Env: env, Family: b.Family}
 				if len(append(append(pl.Profile, pl.Programs...), pl.Commands...)) == 0 {
 					t.Errorf("%s: no profile, program or command to find it by, want a way to find it", os)
 				}
 				for _, tm := range append(append(append(append([]string{}, pl.User...), pl.System...), pl.Profile...), pl.Programs...) {
-					p, err := s.expand(tm)
+					p, err := Expand(tm, v)
 					if err != nil {
 						t.Fatalf("%v: %v", tm, err)
 					}
-					if !s.p.isAbs(p) {
+					if !Path(os).IsAbs(p) {
 						t.Errorf("%s expands to an absolute path, not %s", tm, p)
 					}
 				}
@@ -140,52 +143,48 @@ func TestTableIsSound(t *testing.T) {
 }
 
 func TestExpand(t *testing.T) {
-	s := &sys{Options: Options{Env: envOf(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg"})}, os: "linux", p: "linux"}
-	p, err := s.expand("$XDG_CONFIG_HOME/chromium/NativeMessagingHosts")
-	if err != nil {
-		t.Fatal(err)
+	linux := func(env map[string]string, f manifest.Family) Vars {
+		return Vars{OS: "linux", Env: envOf(env), Family: f}
 	}
-	if p != "/cfg/chromium/NativeMessagingHosts" {
-		t.Errorf("p = %q, want %q", p, "/cfg/chromium/NativeMessagingHosts")
+	windows := Vars{OS: "windows", Env: envOf(map[string]string{"LOCALAPPDATA": `C:\L`})}
+	for _, c := range []struct {
+		tmpl string
+		v    Vars
+		want string
+	}{
+		{"$XDG_CONFIG_HOME/chromium/NativeMessagingHosts", linux(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg"}, manifest.Chromium), "/cfg/chromium/NativeMessagingHosts"},
+		// A relative XDG_CONFIG_HOME is ignored, as the spec says.
+		{"$XDG_CONFIG_HOME/chromium", linux(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "relative"}, manifest.Chromium), "/home/u/.config/chromium"},
+		// Chromium reads CHROME_CONFIG_HOME first; Firefox and fillgate do not.
+		{"$XDG_CONFIG_HOME/chromium/NativeMessagingHosts", linux(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg", "CHROME_CONFIG_HOME": "/cc"}, manifest.Chromium), "/cc/chromium/NativeMessagingHosts"},
+		{"$XDG_CONFIG_HOME/chromium", linux(map[string]string{"HOME": "/home/u", "CHROME_CONFIG_HOME": "rel"}, manifest.Chromium), "/home/u/.config/chromium"},
+		{"$XDG_CONFIG_HOME/x", linux(map[string]string{"HOME": "/home/u", "CHROME_CONFIG_HOME": "/cc"}, manifest.Firefox), "/home/u/.config/x"},
+		{"$XDG_CONFIG_HOME/x", linux(map[string]string{"HOME": "/home/u", "CHROME_CONFIG_HOME": "/cc"}, ""), "/home/u/.config/x"},
+		{"/etc/opt/chrome/native-messaging-hosts", linux(nil, manifest.Chromium), "/etc/opt/chrome/native-messaging-hosts"},
+		{`%LOCALAPPDATA%\Google\Chrome\User Data`, windows, `C:\L\Google\Chrome\User Data`},
+		{`%ProgramFiles(x86)%\Microsoft\Edge\Application\msedge.exe`, windows, `C:\Program Files (x86)\Microsoft\Edge\Application\msedge.exe`},
+	} {
+		got, err := Expand(c.tmpl, c.v)
+		if err != nil || got != c.want {
+			t.Errorf("Expand(%q) in %v = %q, %v; want %q", c.tmpl, c.v.OS, got, err, c.want)
+		}
 	}
-	s.Env = envOf(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "relative"})
-	p, err = s.expand("$XDG_CONFIG_HOME/chromium")
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		tmpl string
+		v    Vars
+		want string
+	}{
+		{"~/.mozilla", linux(nil, manifest.Firefox), "set HOME"},
+		{`%APPDATA%\Mozilla`, windows, "set APPDATA"},
+		{"mozilla", linux(map[string]string{"HOME": "/home/u"}, ""), "bad path template"},
+	} {
+		if _, err := Expand(c.tmpl, c.v); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Expand(%q): error %v; want one containing %q", c.tmpl, err, c.want)
+		}
 	}
-	if p != "/home/u/.config/chromium" {
-		t.Errorf("a relative XDG_CONFIG_HOME is ignored, as the spec says: got %q, want %q", p, "/home/u/.config/chromium")
-	}
-	p, err = s.expand("/etc/opt/chrome/native-messaging-hosts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p != "/etc/opt/chrome/native-messaging-hosts" {
-		t.Errorf("p = %q, want %q", p, "/etc/opt/chrome/native-messaging-hosts")
-	}
-	s.Env = envOf(map[string]string{})
-	_, err = s.expand("~/.mozilla")
-	if err == nil || !strings.Contains(err.Error(), "set HOME") {
-		t.Errorf("s.expand(\"~/.mozilla\"): error %v; want one containing %q", err, "set HOME")
-	}
+}
 
-	w := &sys{Options: Options{Env: envOf(map[string]string{"LOCALAPPDATA": `C:\L`})}, os: "windows", p: "windows"}
-	p, err = w.expand(`%LOCALAPPDATA%\Google\Chrome\User Data`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p != `C:\L\Google\Chrome\User Data` {
-		t.Errorf("p = %q, want %q", p, `C:\L\Google\Chrome\User Data`)
-	}
-	p, err = w.expand(`%ProgramFiles(x86)%\Microsoft\Edge\Application\msedge.exe`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p != `C:\Program Files (x86)\Microsoft\Edge\Application\msedge.exe` {
-		t.Errorf("p = %q, want %q", p, `C:\Program Files (x86)\Microsoft\Edge\Application\msedge.exe`)
-	}
-	_, err = w.expand(`%APPDATA%\Mozilla`)
-	if err == nil || !strings.Contains(err.Error(), "set APPDATA") {
-		t.Errorf("w.expand(`%%APPDATA%%\\Mozilla`): error %v; want one containing %q", err, "set APPDATA")
-	}
+// envOf reads the environment from m.
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
 }
