@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
-	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/internal/install"
 	"github.com/fillgate/fillgate/internal/policy"
 )
 
@@ -120,33 +118,6 @@ func activeWords(t *agentsock.ActiveTab) string {
 	return printable(t.Origin) + ", no login field focused"
 }
 
-// promptMode is the prompt mode that applies to h's browser: the one its
-// host reports, else local (the local policy's, "" when unknown), else
-// auto, the default.
-func promptMode(h agentsock.HostStatus, local string) string {
-	switch {
-	case h.Prompt != "":
-		return h.Prompt
-	case local != "":
-		return local
-	}
-	return policy.PromptAuto
-}
-
-// localPrompt is the local policy's prompt mode, "" when the policy cannot
-// be read (the policy check of `fillgate doctor` says why).
-func localPrompt(env dirs.Env) string {
-	path, err := dirs.PolicyFile(env)
-	if err != nil {
-		return ""
-	}
-	pol, err := policy.Load(path)
-	if err != nil {
-		return ""
-	}
-	return pol.Prompt
-}
-
 // promptsWhere says, for the status table, where prompts for a browser
 // open now: d is what its host says drives it (nil: the host does not
 // say), mode the policy's prompt mode.
@@ -192,38 +163,4 @@ func driveNote(h agentsock.HostStatus, mode string) string {
 	return s + "Prompts for it open as a native dialog on your desktop, outside the browser, and logins for it happen in " +
 		"fillgate's clean room (a headless browser only fillgate holds): the browser gets the session, never the password " +
 		`(unless your policy says driven = "in-page" for a service).`
-}
-
-// refusedConnections lists, from the audit log in stateDir, the
-// native-messaging connections hosts refused in the last day because
-// another was live for the same browser and profile (a page of the
-// extension opened in a tab, or a program driving the browser, playing
-// the extension).
-func refusedConnections(stateDir string, now time.Time) []string {
-	es, err := audit.Open(stateDir).Recent(500)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range es {
-		if e.Event == fill.EventSecondConnection && now.Sub(e.Time) < 24*time.Hour {
-			out = append(out, e.Time.Local().Format("15:04:05")+": "+printable(e.Detail))
-		}
-	}
-	return out
-}
-
-// doctorHost is what `fillgate doctor` needs of a running host's status;
-// local is the local policy's prompt mode, for a host that does not say
-// its own.
-func doctorHost(h agentsock.HostStatus, local string) install.HostStatus {
-	out := install.HostStatus{
-		PID: h.PID, Version: h.Version, Browser: h.Browser, Profile: h.Profile, Caller: h.Caller, Socket: h.Socket,
-		Connected: h.Extension.Connected, ExtensionVersion: h.Extension.Version, Paused: h.Extension.Paused,
-		Prompt: promptMode(h, local),
-	}
-	if h.Drive != nil {
-		out.Drive = &install.HostDrive{Driven: h.Drive.Driven, Reasons: h.Drive.Reasons}
-	}
-	return out
 }
