@@ -154,71 +154,92 @@ func (b *Bridge) Status() ExtensionStatus {
 	return s
 }
 
-// notice is every field of every extension → host notice.
-type notice struct {
-	Type      string `json:"type"`
-	ID        *int64 `json:"id"`
-	Version   string `json:"version"`
-	UserAgent string `json:"user_agent"`
-	Paused    bool   `json:"paused"`
-	Window    int64  `json:"window"`
-	Instance  string `json:"instance"`
-	Lease     string `json:"lease"`
-}
-
 // HandleNotice handles a message from the extension that is not a reply:
 // hello, paused, prompt_closed, end_lease, passkey_called and
 // passkey_aborted (passkey.go). Others, and late replies, are logged by
 // type and dropped.
 func (b *Bridge) HandleNotice(raw json.RawMessage) {
-	var n notice
-	if err := json.Unmarshal(raw, &n); err != nil {
+	var env struct {
+		Type string `json:"type"`
+		ID   *int64 `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
 		b.log.Warn("bridge: ignored a malformed notice")
 		return
 	}
-	if n.ID != nil {
-		b.log.Info("bridge: ignored a reply nobody waits for", "type", cutType(n.Type))
+	if env.ID != nil {
+		b.log.Info("bridge: ignored a reply nobody waits for", "type", cutType(env.Type))
 		return
 	}
-	switch n.Type {
+	switch env.Type {
 	case "hello":
-		paused := n.Paused
-		if rec := b.cfg.pause; rec != nil {
-			if n.Paused && !rec.Paused() {
-				b.recordPause(true) // switched on while no host ran
-			}
-			paused = n.Paused || rec.Paused()
+		var n helloNotice
+		if b.decodeNotice(raw, &n) {
+			b.helloed(n)
 		}
-		b.mu.Lock()
-		b.status = ExtensionStatus{Connected: true, Version: n.Version, UserAgent: n.UserAgent, Paused: paused, Instance: n.Instance}
-		b.mu.Unlock()
-		b.helloOnce.Do(func() { close(b.hello) })
-		b.log.Info("bridge: extension connected", "version", n.Version, "paused", paused)
-		err := b.port.Notify(struct {
-			Type    string `json:"type"`
-			Version string `json:"version"`
-			PID     int    `json:"pid"`
-			Paused  bool   `json:"paused"`
-		}{"host", b.cfg.version, b.cfg.pid, paused})
-		if err != nil {
-			b.log.Warn("bridge: could not answer hello", "err", err)
-		}
-		b.pushLeases(false)
 	case "paused":
-		b.recordPause(n.Paused)
-		b.mu.Lock()
-		b.status.Paused = n.Paused
-		b.mu.Unlock()
-		b.log.Info("bridge: extension pause switch changed", "paused", n.Paused)
+		var n pausedNotice
+		if b.decodeNotice(raw, &n) {
+			b.recordPause(n.Paused)
+			b.mu.Lock()
+			b.status.Paused = n.Paused
+			b.mu.Unlock()
+			b.log.Info("bridge: extension pause switch changed", "paused", n.Paused)
+		}
 	case "prompt_closed":
-		b.windowClosed(n.Window)
+		var n promptClosedNotice
+		if b.decodeNotice(raw, &n) {
+			b.windowClosed(n.Window)
+		}
 	case "end_lease":
-		b.endLease(n.Lease)
-	case "passkey_called", "passkey_aborted":
-		b.passkeyNotice(n.Type, raw)
+		var n endLeaseNotice
+		if b.decodeNotice(raw, &n) {
+			b.endLease(n.Lease)
+		}
+	case "passkey_called":
+		var n calledNotice
+		if b.decodeNotice(raw, &n) {
+			b.passkeyCalled(n)
+		}
+	case "passkey_aborted":
+		var n abortedNotice
+		if b.decodeNotice(raw, &n) {
+			b.passkeyAborted(n)
+		}
 	default:
-		b.log.Info("bridge: ignored an unknown notice", "type", cutType(n.Type))
+		b.log.Info("bridge: ignored an unknown notice", "type", cutType(env.Type))
 	}
+}
+
+// decodeNotice decodes a notice of a known type into n, and logs and
+// reports false when it does not decode.
+func (b *Bridge) decodeNotice(raw json.RawMessage, n any) bool {
+	if err := json.Unmarshal(raw, n); err != nil {
+		b.log.Warn("bridge: ignored a malformed notice")
+		return false
+	}
+	return true
+}
+
+// helloed handles the extension's hello: its status, and the host notice
+// in answer (with the pause switch the host keeps), then the leases.
+func (b *Bridge) helloed(n helloNotice) {
+	paused := n.Paused
+	if rec := b.cfg.pause; rec != nil {
+		if n.Paused && !rec.Paused() {
+			b.recordPause(true) // switched on while no host ran
+		}
+		paused = n.Paused || rec.Paused()
+	}
+	b.mu.Lock()
+	b.status = ExtensionStatus{Connected: true, Version: n.Version, UserAgent: n.UserAgent, Paused: paused, Instance: n.Instance}
+	b.mu.Unlock()
+	b.helloOnce.Do(func() { close(b.hello) })
+	b.log.Info("bridge: extension connected", "version", n.Version, "paused", paused)
+	if err := b.port.Notify(hostNotice{"host", b.cfg.version, b.cfg.pid, paused}); err != nil {
+		b.log.Warn("bridge: could not answer hello", "err", err)
+	}
+	b.pushLeases(false)
 }
 
 // recordPause writes the pause switch to the record, if any.
@@ -236,13 +257,7 @@ func (b *Bridge) recordPause(paused bool) {
 // is logged: the popup's history is a convenience, and the request's result
 // does not depend on it.
 func (b *Bridge) Outcome(r fill.Result) {
-	err := b.port.Notify(struct {
-		Type    string      `json:"type"`
-		Time    string      `json:"time"`
-		Service string      `json:"service"`
-		Origin  string      `json:"origin,omitempty"`
-		Status  fill.Status `json:"status"`
-	}{"outcome", b.cfg.now().UTC().Format(time.RFC3339), r.Service, r.Origin, r.Status})
+	err := b.port.Notify(outcomeNotice{"outcome", b.cfg.now().UTC().Format(time.RFC3339), r.Service, r.Origin, r.Status})
 	if err != nil {
 		b.log.Warn("bridge: could not send the outcome to the extension", "err", err)
 	}
@@ -250,24 +265,15 @@ func (b *Bridge) Outcome(r fill.Result) {
 
 // Ping checks that the extension answers.
 func (b *Bridge) Ping(ctx context.Context) error {
-	var reply struct{ Type string }
-	return b.call(ctx, "ping", struct {
-		Type string `json:"type"`
-	}{"ping"}, "pong", &reply)
+	var reply typeReply
+	return b.call(ctx, "ping", typeOnly{"ping"}, "pong", &reply)
 }
 
 // Inspect asks the extension for the focused field of the active tab (or
 // req.Tab / req.Frame).
 func (b *Bridge) Inspect(ctx context.Context, req fill.Request) (fill.Inspection, error) {
-	var reply struct {
-		fill.Inspection
-		Type string `json:"type"`
-	}
-	err := b.call(ctx, "inspect", struct {
-		Type  string `json:"type"`
-		Tab   *int64 `json:"tab,omitempty"`
-		Frame *int64 `json:"frame,omitempty"`
-	}{"inspect", req.Tab, req.Frame}, "inspected", &reply)
+	var reply inspectedReply
+	err := b.call(ctx, "inspect", inspectRequest{"inspect", req.Tab, req.Frame}, "inspected", &reply)
 	var re *nativemsg.ReplyError
 	if errors.As(err, &re) && re.Code == CodeNotActive {
 		return fill.Inspection{}, notActive{}
@@ -346,13 +352,8 @@ type peekFlight struct {
 // peek sends fl's peek and hands its answer to every caller waiting.
 func (b *Bridge) peek(ctx context.Context, fl *peekFlight) {
 	defer fl.cancel()
-	var reply struct {
-		Focused
-		Type string `json:"type"`
-	}
-	err := b.call(ctx, "peek", struct {
-		Type string `json:"type"`
-	}{"peek"}, "peeked", &reply)
+	var reply peekedReply
+	err := b.call(ctx, "peek", typeOnly{"peek"}, "peeked", &reply)
 	b.mu.Lock()
 	if b.peeking == fl {
 		b.peeking = nil // a peek from now on asks afresh

@@ -71,9 +71,7 @@ func (b *Bridge) Drivable(ctx context.Context) (fill.Drive, error) {
 	cctx, cancel := context.WithTimeout(ctx, driveBudget)
 	defer cancel()
 	var reply driveReply
-	err := b.call(cctx, "drivable", struct {
-		Type string `json:"type"`
-	}{"drivable"}, "drivable", &reply)
+	err := b.call(cctx, "drivable", typeOnly{"drivable"}, "drivable", &reply)
 	host := <-outside
 	if err != nil {
 		return fill.Drive{}, err

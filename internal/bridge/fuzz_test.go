@@ -55,25 +55,30 @@ func FuzzHandleNotice(f *testing.F) {
 		if early > maxEarly || windows != 0 {
 			t.Fatalf("%d early prompt_closed remembered (at most %d), %d windows", early, maxEarly, windows)
 		}
-		var n notice
+		var env struct {
+			Type string `json:"type"`
+			ID   *int64 `json:"id"`
+		}
+		var hello helloNotice
+		var paused pausedNotice
 		after := b.Status()
 		switch {
-		case json.Unmarshal(raw, &n) != nil || n.ID != nil:
+		case json.Unmarshal(raw, &env) != nil || env.ID != nil:
 			if after != before {
 				t.Fatalf("a malformed message or a stray reply changed the status")
 			}
-		case n.Type == "hello":
-			want := ExtensionStatus{Connected: true, Version: n.Version, UserAgent: n.UserAgent, Paused: n.Paused, Instance: n.Instance}
+		case env.Type == "hello" && json.Unmarshal(raw, &hello) == nil:
+			want := ExtensionStatus{Connected: true, Version: hello.Version, UserAgent: hello.UserAgent, Paused: hello.Paused, Instance: hello.Instance}
 			if after != want {
 				t.Fatalf("after hello the status is %+v", after)
 			}
-		case n.Type == "paused":
-			if after.Paused != n.Paused || after.Connected {
+		case env.Type == "paused" && json.Unmarshal(raw, &paused) == nil:
+			if after.Paused != paused.Paused || after.Connected {
 				t.Fatalf("after paused the status is %+v", after)
 			}
 		default:
 			if after != before {
-				t.Fatalf("a %s notice changed the status", shortType(n.Type))
+				t.Fatalf("a %s notice changed the status", shortType(env.Type))
 			}
 		}
 	})

@@ -25,6 +25,7 @@ type insertMeta struct {
 
 // insertedReply is the extension's "inserted" reply.
 type insertedReply struct {
+	Type        string `json:"type"`
 	Matched     bool   `json:"matched"`
 	Submitted   bool   `json:"submitted"`
 	Navigated   bool   `json:"navigated"`
@@ -75,7 +76,7 @@ func (b *Bridge) Insert(ctx context.Context, in fill.Inspection, value []byte, o
 			Unconfirmed: r.Unconfirmed,
 		}, nil
 	case "not_inserted":
-		var r struct{ Reason string }
+		var r notInsertedReply
 		if err := decode("insert", raw, "not_inserted", &r); err != nil {
 			return fill.Verdict{}, err
 		}

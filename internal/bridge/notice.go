@@ -14,12 +14,8 @@ var _ fill.Notifier = (*Bridge)(nil)
 // browser took it. The Engine fills with no prompt only after this
 // succeeded.
 func (b *Bridge) Notify(ctx context.Context, n fill.Notice) error {
-	var reply struct{}
-	return b.call(ctx, "notify", struct {
-		Type    string `json:"type"`
-		Title   string `json:"title"`
-		Message string `json:"message"`
-	}{"notify", n.Title, n.Message}, "notified", &reply)
+	var reply typeReply
+	return b.call(ctx, "notify", notifyRequest{"notify", n.Title, n.Message}, "notified", &reply)
 }
 
 // WithLeases lets the extension's popup show the host's live leases and
@@ -60,10 +56,7 @@ func (b *Bridge) pushLeases(always bool) {
 		out = append(out, leaseNotice{ID: l.ID, Agent: l.Agent, Service: l.Service, Field: l.Field, Account: l.Account,
 			Origin: l.Origin, Until: l.Until.UTC().Format(time.RFC3339)})
 	}
-	err := b.port.Notify(struct {
-		Type   string        `json:"type"`
-		Leases []leaseNotice `json:"leases"`
-	}{"leases", out})
+	err := b.port.Notify(leasesNotice{"leases", out})
 	if err != nil {
 		b.log.Warn("bridge: could not send the leases to the extension", "err", err)
 	}

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -54,20 +53,8 @@ func (b *Bridge) ArmPasskey(ctx context.Context, a passkey.Arm, rpID string, arm
 		delete(b.passkeys, a.ID)
 		b.mu.Unlock()
 	}()
-	var reply struct {
-		Tab int64 `json:"tab"`
-	}
-	err := b.call(ctx, "passkey_arm", struct {
-		Type     string `json:"type"`
-		Tab      int64  `json:"tab"`
-		Frame    int64  `json:"frame"`
-		Origin   string `json:"origin"`
-		Service  string `json:"service"`
-		RPID     string `json:"rp_id,omitempty"`
-		Ceremony string `json:"ceremony"`
-		Request  string `json:"request"`
-		Deadline string `json:"deadline"`
-	}{"passkey_arm", a.Tab, 0, a.Origin, a.Service, rpID, ceremonyWord(a.Ceremony), a.ID, a.Deadline.UTC().Format(time.RFC3339Nano)}, "armed", &reply)
+	var reply armedReply
+	err := b.call(ctx, "passkey_arm", passkeyArmRequest{"passkey_arm", a.Tab, 0, a.Origin, a.Service, rpID, ceremonyWord(a.Ceremony), a.ID, a.Deadline.UTC().Format(time.RFC3339Nano)}, "armed", &reply)
 	var re *nativemsg.ReplyError
 	if errors.As(err, &re) && re.Code == CodeNotActive {
 		return passkey.Call{}, notActive{}
@@ -100,11 +87,8 @@ func (b *Bridge) ArmPasskey(ctx context.Context, a passkey.Arm, rpID string, arm
 func (b *Bridge) disarm(request string) {
 	ctx, cancel := context.WithTimeout(context.Background(), disarmBudget)
 	defer cancel()
-	var reply struct{}
-	if err := b.call(ctx, "passkey_disarm", struct {
-		Type    string `json:"type"`
-		Request string `json:"request"`
-	}{"passkey_disarm", request}, "ok", &reply); err != nil {
+	var reply typeReply
+	if err := b.call(ctx, "passkey_disarm", passkeyVerdict{"passkey_disarm", request}, "ok", &reply); err != nil {
 		b.log.Warn("bridge: could not disarm a passkey request", "err", err)
 	}
 }
@@ -112,21 +96,8 @@ func (b *Bridge) disarm(request string) {
 // AnswerPasskey hands the page the response to its call under request.
 func (b *Bridge) AnswerPasskey(ctx context.Context, request string, r fill.PasskeyResponse) error {
 	enc := func(v []byte) string { return base64.RawURLEncoding.EncodeToString(v) }
-	type response struct {
-		ID                string `json:"id"`
-		ClientDataJSON    string `json:"client_data_json"`
-		AuthenticatorData string `json:"authenticator_data"`
-		Signature         string `json:"signature,omitempty"`
-		UserHandle        string `json:"user_handle,omitempty"`
-		AttestationObject string `json:"attestation_object,omitempty"`
-		PublicKey         string `json:"public_key,omitempty"`
-	}
-	var reply struct{}
-	return b.call(ctx, "passkey_answer", struct {
-		Type     string   `json:"type"`
-		Request  string   `json:"request"`
-		Response response `json:"response"`
-	}{"passkey_answer", request, response{enc(r.ID), enc(r.ClientDataJSON), enc(r.AuthenticatorData), enc(r.Signature),
+	var reply typeReply
+	return b.call(ctx, "passkey_answer", passkeyAnswerRequest{"passkey_answer", request, passkeyResponse{enc(r.ID), enc(r.ClientDataJSON), enc(r.AuthenticatorData), enc(r.Signature),
 		enc(r.UserHandle), enc(r.AttestationObject), enc(r.PublicKey)}}, "ok", &reply)
 }
 
@@ -142,19 +113,18 @@ func (b *Bridge) PassPasskey(ctx context.Context, request string) error {
 }
 
 func (b *Bridge) verdict(ctx context.Context, kind, request string) error {
-	var reply struct{}
-	return b.call(ctx, kind, struct {
-		Type    string `json:"type"`
-		Request string `json:"request"`
-	}{kind, request}, "ok", &reply)
+	var reply typeReply
+	return b.call(ctx, kind, passkeyVerdict{kind, request}, "ok", &reply)
 }
 
 // calledNotice is the extension's passkey_called notice.
 type calledNotice struct {
+	Type             string   `json:"type"`
 	Request          string   `json:"request"`
 	Ceremony         string   `json:"ceremony"`
 	Tab              int64    `json:"tab"`
 	Frame            int64    `json:"frame"`
+	Document         string   `json:"document"` // the browser's id of the calling document; the host does not use it
 	Origin           string   `json:"origin"`
 	RPID             string   `json:"rp_id"`
 	Challenge        string   `json:"challenge"`
@@ -166,30 +136,29 @@ type calledNotice struct {
 	} `json:"user"`
 	Algs    []int64  `json:"algs"`
 	Exclude []string `json:"exclude"`
-	Reason  string   `json:"reason"`
 }
 
-// passkeyNotice routes passkey_called and passkey_aborted to the arm
-// waiting for them. A call nobody waits for, or one that does not decode,
-// is let through to the browser at once.
-func (b *Bridge) passkeyNotice(typ string, raw json.RawMessage) {
-	var n calledNotice
-	if err := json.Unmarshal(raw, &n); err != nil {
-		b.log.Warn("bridge: ignored a malformed passkey notice")
-		return
-	}
+// passkeyAborted hands passkey_aborted to the arm waiting for it.
+func (b *Bridge) passkeyAborted(n abortedNotice) {
 	b.mu.Lock()
 	w := b.passkeys[n.Request]
 	b.mu.Unlock()
-	if typ == "passkey_aborted" {
-		if w != nil {
-			select {
-			case w.aborted <- cutType(n.Reason):
-			default:
-			}
-		}
+	if w == nil {
 		return
 	}
+	select {
+	case w.aborted <- cutType(n.Reason):
+	default:
+	}
+}
+
+// passkeyCalled hands passkey_called to the arm waiting for it. A call
+// nobody waits for, or one that does not decode, is let through to the
+// browser at once.
+func (b *Bridge) passkeyCalled(n calledNotice) {
+	b.mu.Lock()
+	w := b.passkeys[n.Request]
+	b.mu.Unlock()
 	c, err := n.call()
 	if w == nil || err != nil {
 		b.log.Info("bridge: let a passkey call through", "reason", "no arm waits for it or it does not decode")

@@ -26,13 +26,8 @@ var _ fill.PromptWindow = (*window)(nil)
 // If the extension disconnects, Closed does not fire: the window may still
 // be open and answerable, and the insert that follows will fail instead.
 func (b *Bridge) OpenPrompt(ctx context.Context, url string) (fill.PromptWindow, error) {
-	var reply struct {
-		Window *int64 `json:"window"`
-	}
-	err := b.call(ctx, "open_prompt", struct {
-		Type string `json:"type"`
-		URL  string `json:"url"`
-	}{"open_prompt", url}, "prompt_opened", &reply)
+	var reply promptOpenedReply
+	err := b.call(ctx, "open_prompt", openPromptRequest{"open_prompt", url}, "prompt_opened", &reply)
 	if err != nil {
 		return nil, err
 	}
@@ -89,11 +84,8 @@ func (w *window) Close(ctx context.Context) error {
 		return nil
 	default:
 	}
-	var reply struct{}
-	err := w.b.call(ctx, "close_prompt", struct {
-		Type   string `json:"type"`
-		Window int64  `json:"window"`
-	}{"close_prompt", w.id}, "ok", &reply)
+	var reply typeReply
+	err := w.b.call(ctx, "close_prompt", closePromptRequest{"close_prompt", w.id}, "ok", &reply)
 	w.b.mu.Lock()
 	delete(w.b.windows, w.id)
 	w.b.mu.Unlock()

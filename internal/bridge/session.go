@@ -19,14 +19,8 @@ import (
 // and the browser's user agent and languages. The room adds the browser's
 // executable and family, which only the host knows.
 func (b *Bridge) Tab(ctx context.Context, in fill.Inspection) (websession.Tab, error) {
-	var reply struct {
-		Type string `json:"type"`
-		websession.Tab
-	}
-	if err := b.call(ctx, "tab_info", struct {
-		Type string `json:"type"`
-		Tab  int64  `json:"tab"`
-	}{"tab_info", in.Tab}, "tab_info", &reply); err != nil {
+	var reply tabInfoReply
+	if err := b.call(ctx, "tab_info", tabInfoRequest{"tab_info", in.Tab}, "tab_info", &reply); err != nil {
 		return websession.Tab{}, err
 	}
 	return reply.Tab, nil
@@ -36,15 +30,8 @@ func (b *Bridge) Tab(ctx context.Context, in fill.Inspection) (websession.Tab, e
 // within site (the site and every name under it), partitioned ones
 // included.
 func (b *Bridge) SiteCookies(ctx context.Context, in fill.Inspection, site string) ([]websession.Cookie, error) {
-	var reply struct {
-		Type    string              `json:"type"`
-		Cookies []websession.Cookie `json:"cookies"`
-	}
-	if err := b.call(ctx, "cookies", struct {
-		Type string `json:"type"`
-		Tab  int64  `json:"tab"`
-		Site string `json:"site"`
-	}{"cookies", in.Tab, site}, "cookies", &reply); err != nil {
+	var reply cookiesReply
+	if err := b.call(ctx, "cookies", cookiesRequest{"cookies", in.Tab, site}, "cookies", &reply); err != nil {
 		return nil, err
 	}
 	return reply.Cookies, nil
@@ -58,18 +45,11 @@ const maxHandover = 1000 << 10
 // cookie store (and remove the ones the login removed), write the final
 // origin's web storage, navigate the tab to s.URL and say what it shows.
 func (b *Bridge) HandOver(ctx context.Context, in fill.Inspection, s websession.Session) (websession.Shown, error) {
-	msg := struct {
-		Type string `json:"type"`
-		Tab  int64  `json:"tab"`
-		websession.Session
-	}{"handover", in.Tab, s}
+	msg := handoverRequest{"handover", in.Tab, s}
 	if data, err := json.Marshal(msg); err != nil || len(data) > maxHandover {
 		return websession.Shown{}, fmt.Errorf("the session is too large to hand to the extension (%d KiB, at most %d)", len(data)>>10, maxHandover>>10)
 	}
-	var reply struct {
-		Type string `json:"type"`
-		websession.Shown
-	}
+	var reply handedOverReply
 	if err := b.call(ctx, "handover", msg, "handed_over", &reply); err != nil {
 		return websession.Shown{}, err
 	}
