@@ -14,6 +14,7 @@ import (
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/cdp"
 	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/doctor"
 	"github.com/fillgate/fillgate/internal/install"
 	"github.com/fillgate/fillgate/internal/keychain"
 	"github.com/fillgate/fillgate/internal/manifest"
@@ -25,7 +26,7 @@ type doctorCmd struct {
 }
 
 func (c *doctorCmd) Run(a *app) error {
-	d := install.Doctor(a.ctx, c.options(a), probes(a.env))
+	d := doctor.Run(a.ctx, probes(a.env, c.options(a)))
 	if err := printReport(a, d, c.JSON); err != nil {
 		return err
 	}
@@ -35,11 +36,16 @@ func (c *doctorCmd) Run(a *app) error {
 	return nil
 }
 
-// probes wires the rest of fillgate into doctor.
-func probes(env dirs.Env) install.Probes {
-	return install.Probes{
+// probes wires the rest of fillgate into doctor: install's checks for o,
+// and the running hosts, the keyring, the policy, a CDP endpoint and the
+// refused connections for env.
+func probes(env dirs.Env, o install.Options) doctor.Probes {
+	return doctor.Probes{
 		Version: manifest.Version,
-		Hosts: func(ctx context.Context) ([]install.HostStatus, error) {
+		Setup: func(context.Context) (doctor.Setup, error) {
+			return install.Check(o, manifest.Version)
+		},
+		Hosts: func(ctx context.Context) ([]doctor.HostStatus, error) {
 			dir, err := dirs.Runtime(env)
 			if err != nil {
 				return nil, err
@@ -51,7 +57,7 @@ func probes(env dirs.Env) install.Probes {
 				return nil, nil
 			}
 			local := localPrompt(env)
-			var out []install.HostStatus
+			var out []doctor.HostStatus
 			for _, h := range hs {
 				out = append(out, doctorHost(h, local))
 			}
@@ -129,14 +135,14 @@ func reachable(ctx context.Context, raw string, allow []string) error {
 // doctorHost is what `fillgate doctor` needs of a running host's status;
 // local is the local policy's prompt mode, for a host that does not say
 // its own.
-func doctorHost(h agentsock.HostStatus, local string) install.HostStatus {
-	out := install.HostStatus{
+func doctorHost(h agentsock.HostStatus, local string) doctor.HostStatus {
+	out := doctor.HostStatus{
 		PID: h.PID, Version: h.Version, Browser: h.Browser, Profile: h.Profile, Caller: h.Caller, Socket: h.Socket,
 		Connected: h.Extension.Connected, ExtensionVersion: h.Extension.Version, Paused: h.Extension.Paused,
 		Prompt: promptMode(h, local),
 	}
 	if h.Drive != nil {
-		out.Drive = &install.HostDrive{Driven: h.Drive.Driven, Reasons: h.Drive.Reasons}
+		out.Drive = &doctor.HostDrive{Driven: h.Drive.Driven, Reasons: h.Drive.Reasons}
 	}
 	return out
 }

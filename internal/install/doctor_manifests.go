@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/fillgate/fillgate/internal/browsertable"
+	"github.com/fillgate/fillgate/internal/doctor"
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
 // doctorManifests checks every browser's manifests and returns a browser
 // that has a good one (for the hint on loading the extension), or nil.
-func (s *sys) doctorManifests(d *DoctorReport) *browsertable.Browser {
+func (s *sys) doctorManifests(d *checks) *browsertable.Browser {
 	var good *browsertable.Browser
 	present := 0
 	// Per-user (or the --user-data-dir profile) and system-wide; with
@@ -27,12 +28,12 @@ func (s *sys) doctorManifests(d *DoctorReport) *browsertable.Browser {
 	for _, sc := range scopes {
 		pl, err := sc.makePlan(false)
 		if err != nil {
-			d.add(Check{Name: "manifests", Level: Fail, Detail: err.Error()})
+			d.add(doctor.Check{Name: "manifests", Level: doctor.Fail, Detail: err.Error()})
 			return nil
 		}
 		rec, err := sc.loadRecord(pl.dataDir)
 		if err != nil {
-			d.add(Check{Name: "record", Level: Warn, Detail: err.Error(), Fix: "rm " + sc.p.Join(pl.dataDir, recordName)})
+			d.add(doctor.Check{Name: "record", Level: doctor.Warn, Detail: err.Error(), Fix: "rm " + sc.p.Join(pl.dataDir, recordName)})
 			rec = &record{}
 		}
 		found := map[string]string{}
@@ -74,7 +75,7 @@ func (s *sys) doctorManifests(d *DoctorReport) *browsertable.Browser {
 				ft := &fileTarget{path: rf.Path, family: rf.Family, scope: ScopeProfile, browsers: rf.Browsers}
 				n, ok := psc.doctorFile(d, ft, rec, found)
 				if n == 0 {
-					d.add(Check{Name: strings.Join(rf.Browsers, ","), Level: Warn,
+					d.add(doctor.Check{Name: strings.Join(rf.Browsers, ","), Level: doctor.Warn,
 						Detail: fmt.Sprintf("the host manifest fillgate installed at %s is gone", sc.tilde(rf.Path)),
 						Fix:    psc.installCmd(rf.Browsers, false)})
 				}
@@ -88,15 +89,15 @@ func (s *sys) doctorManifests(d *DoctorReport) *browsertable.Browser {
 			if sc.System {
 				continue // reported once, with the user scope
 			}
-			c := Check{Name: sb.Browser, Level: Warn, Detail: sb.Detail, Fix: sb.Fix}
+			c := doctor.Check{Name: sb.Browser, Level: doctor.Warn, Detail: sb.Detail, Fix: sb.Fix}
 			if sb.Works && sb.Kind == "snap" {
-				c.Level, c.Fix = OK, ""
+				c.Level, c.Fix = doctor.OK, ""
 			}
 			d.add(c)
 		}
 	}
 	if present == 0 {
-		d.add(Check{Name: "manifests", Level: Fail, Detail: "no browser has fillgate's host manifest, so no browser can start fillgate", Fix: s.installCmd(s.Browsers, false)})
+		d.add(doctor.Check{Name: "manifests", Level: doctor.Fail, Detail: "no browser has fillgate's host manifest, so no browser can start fillgate", Fix: s.installCmd(s.Browsers, false)})
 	}
 	return good
 }
@@ -195,7 +196,7 @@ func relevant(browsers, recorded []string, found map[string]string) []string {
 
 // doctorFile checks one manifest file. It returns 1 if the file exists,
 // and, when it is entirely right, the browsers it serves.
-func (s *sys) doctorFile(d *DoctorReport, ft *fileTarget, rec *record, found map[string]string) (int, []string) {
+func (s *sys) doctorFile(d *checks, ft *fileTarget, rec *record, found map[string]string) (int, []string) {
 	var recorded []string
 	if rf := rec.file(ft.path); rf != nil {
 		recorded = rf.Browsers
@@ -205,14 +206,14 @@ func (s *sys) doctorFile(d *DoctorReport, ft *fileTarget, rec *record, found map
 	have, err := s.FS.ReadFile(ft.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if ev := detected(ft.browsers, found); ev != "" && !s.System {
-			d.add(Check{Name: name, Level: Warn,
+			d.add(doctor.Check{Name: name, Level: doctor.Warn,
 				Detail: fmt.Sprintf("%s is installed (%s) but has no host manifest at %s, so it cannot start fillgate", titles(browsers), s.tilde(ev), s.tilde(ft.path)),
 				Fix:    s.installCmd(browsers, false)})
 		}
 		return 0, nil
 	}
 	if err != nil {
-		d.add(Check{Name: name, Level: Fail, Detail: fmt.Sprintf("cannot read %s: %v", ft.path, err)})
+		d.add(doctor.Check{Name: name, Level: doctor.Fail, Detail: fmt.Sprintf("cannot read %s: %v", ft.path, err)})
 		return 1, nil
 	}
 	if !s.doctorManifest(d, name, ft.path, browsers, ft.family, have, s.ours(rec, ft.path, ft.family, have)) {
@@ -223,7 +224,7 @@ func (s *sys) doctorFile(d *DoctorReport, ft *fileTarget, rec *record, found map
 
 // doctorKey checks one Windows registry key and the manifest it names,
 // and returns as doctorFile does.
-func (s *sys) doctorKey(d *DoctorReport, kt *keyTarget, rec *record, found map[string]string) (int, []string) {
+func (s *sys) doctorKey(d *checks, kt *keyTarget, rec *record, found map[string]string) (int, []string) {
 	var recorded []string
 	if rk := rec.key(kt.root, kt.key); rk != nil {
 		recorded = rk.Browsers
@@ -234,11 +235,11 @@ func (s *sys) doctorKey(d *DoctorReport, kt *keyTarget, rec *record, found map[s
 	cur, ok, err := s.Registry.Default(kt.root, kt.key)
 	switch {
 	case err != nil:
-		d.add(Check{Name: name, Level: Fail, Detail: fmt.Sprintf("cannot read %s: %v", key, err)})
+		d.add(doctor.Check{Name: name, Level: doctor.Fail, Detail: fmt.Sprintf("cannot read %s: %v", key, err)})
 		return 0, nil
 	case !ok:
 		if ev := detected(kt.browsers, found); ev != "" && !s.System {
-			d.add(Check{Name: name, Level: Warn,
+			d.add(doctor.Check{Name: name, Level: doctor.Warn,
 				Detail: fmt.Sprintf("%s is installed (%s) but the registry has no %s, so it cannot find fillgate", titles(browsers), ev, key),
 				Fix:    s.installCmd(browsers, false)})
 		}
@@ -248,7 +249,7 @@ func (s *sys) doctorKey(d *DoctorReport, kt *keyTarget, rec *record, found map[s
 	keyOurs := cur == kt.file.path || (rk != nil && rk.Value == cur)
 	have, err := s.FS.ReadFile(cur)
 	if err != nil {
-		d.add(Check{Name: name, Level: Fail, Detail: fmt.Sprintf("%s points at %s, which cannot be read: %v", key, cur, err),
+		d.add(doctor.Check{Name: name, Level: doctor.Fail, Detail: fmt.Sprintf("%s points at %s, which cannot be read: %v", key, cur, err),
 			Fix: s.installCmd(browsers, !keyOurs)})
 		return 1, nil
 	}
@@ -260,16 +261,16 @@ func (s *sys) doctorKey(d *DoctorReport, kt *keyTarget, rec *record, found map[s
 }
 
 // doctorManifest checks a manifest's content and the binary it runs.
-func (s *sys) doctorManifest(d *DoctorReport, name, path string, browsers []string, fam manifest.Family, have []byte, ours bool) bool {
+func (s *sys) doctorManifest(d *checks, name, path string, browsers []string, fam manifest.Family, have []byte, ours bool) bool {
 	fix := s.installCmd(browsers, !ours)
 	h, err := manifest.Parse(have)
 	if err != nil {
-		d.add(Check{Name: name, Level: Fail, Detail: s.tilde(path) + " is " + err.Error(), Fix: fix})
+		d.add(doctor.Check{Name: name, Level: doctor.Fail, Detail: s.tilde(path) + " is " + err.Error(), Fix: fix})
 		return false
 	}
 	okay := true
 	for _, p := range h.Check(fam, s.p.IsAbs) {
-		d.add(Check{Name: name, Level: Fail, Detail: fmt.Sprintf("%s: %s %s", s.tilde(path), p.Field, p.Detail), Fix: fix})
+		d.add(doctor.Check{Name: name, Level: doctor.Fail, Detail: fmt.Sprintf("%s: %s %s", s.tilde(path), p.Field, p.Detail), Fix: fix})
 		okay = false
 	}
 	if h.Path == "" || !s.p.IsAbs(h.Path) {
@@ -282,27 +283,27 @@ func (s *sys) doctorManifest(d *DoctorReport, name, path string, browsers []stri
 	fi, err := s.FS.Stat(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		d.add(Check{Name: name, Level: Fail,
+		d.add(doctor.Check{Name: name, Level: doctor.Fail,
 			Detail: fmt.Sprintf("%s points at %s, which does not exist: the binary was moved or deleted", s.tilde(path), h.Path),
 			Fix:    fix})
 		return false
 	case err != nil:
-		d.add(Check{Name: name, Level: Fail, Detail: fmt.Sprintf("%s points at %s: %v", s.tilde(path), h.Path, err), Fix: fix})
+		d.add(doctor.Check{Name: name, Level: doctor.Fail, Detail: fmt.Sprintf("%s points at %s: %v", s.tilde(path), h.Path, err), Fix: fix})
 		return false
 	case !fi.Mode().IsRegular():
-		d.add(Check{Name: name, Level: Fail, Detail: fmt.Sprintf("%s points at %s, which is not a file", s.tilde(path), h.Path), Fix: fix})
+		d.add(doctor.Check{Name: name, Level: doctor.Fail, Detail: fmt.Sprintf("%s points at %s, which is not a file", s.tilde(path), h.Path), Fix: fix})
 		return false
 	case s.os != "windows" && fi.Mode().Perm()&0o111 == 0:
-		d.add(Check{Name: name, Level: Fail, Detail: fmt.Sprintf("%s runs %s, which is not executable", s.tilde(path), h.Path), Fix: "chmod +x " + quote(h.Path)})
+		d.add(doctor.Check{Name: name, Level: doctor.Fail, Detail: fmt.Sprintf("%s runs %s, which is not executable", s.tilde(path), h.Path), Fix: "chmod +x " + quote(h.Path)})
 		return false
 	case real != s.Binary:
-		d.add(Check{Name: name, Level: Warn,
+		d.add(doctor.Check{Name: name, Level: doctor.Warn,
 			Detail: fmt.Sprintf("%s runs %s, not this binary (%s)", s.tilde(path), h.Path, s.Binary),
 			Fix:    fix})
 		return false
 	}
 	if okay {
-		d.add(Check{Name: name, Level: OK, Detail: fmt.Sprintf("%s starts %s for fillgate's extension", s.tilde(path), s.tilde(h.Path))})
+		d.add(doctor.Check{Name: name, Level: doctor.OK, Detail: fmt.Sprintf("%s starts %s for fillgate's extension", s.tilde(path), s.tilde(h.Path))})
 	}
 	return okay
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/fillgate/fillgate/extension"
+	"github.com/fillgate/fillgate/internal/doctor"
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
@@ -34,12 +35,12 @@ func embeddedVersion(t *testing.T) string {
 
 // healthy are probes that find nothing wrong: one host, its extension
 // connected.
-func healthy(t *testing.T) Probes {
+func healthy(t *testing.T) doctor.Probes {
 	v := embeddedVersion(t)
-	return Probes{
+	return doctor.Probes{
 		Version: "0.1.0",
-		Hosts: func(context.Context) ([]HostStatus, error) {
-			return []HostStatus{{PID: 4242, Version: "0.1.0", Browser: "chrome", Profile: "Default", Connected: true, ExtensionVersion: v}}, nil
+		Hosts: func(context.Context) ([]doctor.HostStatus, error) {
+			return []doctor.HostStatus{{PID: 4242, Version: "0.1.0", Browser: "chrome", Profile: "Default", Connected: true, ExtensionVersion: v}}, nil
 		},
 		Keyring: func(context.Context) error { return nil },
 		Policy:  func(context.Context) (string, error) { return "", nil },
@@ -65,10 +66,10 @@ func doctorHome(t *testing.T) (*linuxHome, Options) {
 }
 
 // only returns the checks that are not ok.
-func notOK(d *DoctorReport) []Check {
-	var out []Check
+func notOK(d *doctor.Report) []doctor.Check {
+	var out []doctor.Check
 	for _, c := range d.Checks {
-		if c.Level != OK {
+		if c.Level != doctor.OK {
 			out = append(out, c)
 		}
 	}
@@ -77,7 +78,7 @@ func notOK(d *DoctorReport) []Check {
 
 func TestDoctorAllOKAfterInstall(t *testing.T) {
 	_, o := doctorHome(t)
-	d := Doctor(context.Background(), o, healthy(t))
+	d := runDoctor(context.Background(), o, healthy(t))
 	if got := notOK(d); len(got) != 0 {
 		t.Errorf("notOK(d) = %v, want it empty", got)
 	}
@@ -110,7 +111,7 @@ func TestDoctorAllOKAfterInstall(t *testing.T) {
 }
 
 // the one failing check Doctor must name, with its fix
-func requireOnly(t *testing.T, d *DoctorReport, name string, level Level, detail, fix string) {
+func requireOnly(t *testing.T, d *doctor.Report, name string, level doctor.Level, detail, fix string) {
 	t.Helper()
 	bad := notOK(d)
 	if len(bad) != 1 {
@@ -129,7 +130,7 @@ func requireOnly(t *testing.T, d *DoctorReport, name string, level Level, detail
 		t.Errorf("bad[0].Fix = %v, want %v", bad[0].Fix, fix)
 	}
 	want := 0
-	if level == Fail {
+	if level == doctor.Fail {
 		want = 1
 	}
 	if got := d.ExitCode(); got != want {
@@ -149,7 +150,7 @@ func TestDoctorBinaryMovedAfterInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Binary = "/usr/local/bin/fillgate"
-	d := Doctor(context.Background(), o, healthy(t))
+	d := runDoctor(context.Background(), o, healthy(t))
 	bad := notOK(d)
 	if len(bad) != 2 {
 		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 2)
@@ -158,8 +159,8 @@ func TestDoctorBinaryMovedAfterInstall(t *testing.T) {
 		if bad[i].Name != name {
 			t.Errorf("bad[i].Name = %v, want %v", bad[i].Name, name)
 		}
-		if bad[i].Level != Fail {
-			t.Errorf("bad[i].Level = %v, want %v", bad[i].Level, Fail)
+		if bad[i].Level != doctor.Fail {
+			t.Errorf("bad[i].Level = %v, want %v", bad[i].Level, doctor.Fail)
 		}
 		if !strings.Contains(bad[i].Detail, "points at /opt/fillgate/bin/fillgate, which does not exist: the binary was moved or deleted") {
 			t.Errorf("got %q; want it to contain %q", bad[i].Detail, "points at /opt/fillgate/bin/fillgate, which does not exist: the binary was moved or deleted")
@@ -179,8 +180,8 @@ func TestDoctorBinaryMovedAfterInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Browsers = nil
-	if got := notOK(Doctor(context.Background(), o, healthy(t))); len(got) != 0 {
-		t.Errorf("notOK(Doctor(context.Background(), o, healthy(t))) = %v, want it empty", got)
+	if got := notOK(runDoctor(context.Background(), o, healthy(t))); len(got) != 0 {
+		t.Errorf("notOK(runDoctor(context.Background(), o, healthy(t))) = %v, want it empty", got)
 	}
 }
 
@@ -191,8 +192,8 @@ func TestDoctorWrongExtensionID(t *testing.T) {
 	if err := os.WriteFile(h.real(chromePath), []byte(b), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := Doctor(context.Background(), o, healthy(t))
-	requireOnly(t, d, "chrome", Fail,
+	d := runDoctor(context.Background(), o, healthy(t))
+	requireOnly(t, d, "chrome", doctor.Fail,
 		"allowed_origins does not list "+manifest.ExtensionOrigin+" (it lists "+other+")",
 		"fillgate install --browser chrome --force")
 
@@ -202,8 +203,8 @@ func TestDoctorWrongExtensionID(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Browsers = nil
-	if got := notOK(Doctor(context.Background(), o, healthy(t))); len(got) != 0 {
-		t.Errorf("notOK(Doctor(context.Background(), o, healthy(t))) = %v, want it empty", got)
+	if got := notOK(runDoctor(context.Background(), o, healthy(t))); len(got) != 0 {
+		t.Errorf("notOK(runDoctor(context.Background(), o, healthy(t))) = %v, want it empty", got)
 	}
 }
 
@@ -213,8 +214,8 @@ func TestDoctorWrongAddonID(t *testing.T) {
 	if err := os.WriteFile(h.real(firefoxPath), []byte(b), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := Doctor(context.Background(), o, healthy(t))
-	requireOnly(t, d, "firefox", Fail,
+	d := runDoctor(context.Background(), o, healthy(t))
+	requireOnly(t, d, "firefox", doctor.Fail,
 		"allowed_extensions does not list fillgate@fillgate.dev (it lists someone@else.example)",
 		"fillgate install --browser firefox --force")
 }
@@ -224,8 +225,8 @@ func TestDoctorInvalidJSON(t *testing.T) {
 	if err := os.WriteFile(h.real(chromePath), []byte("{\n  \"name\": \"dev.fillgate.host\",\n  \"path\": /opt\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := Doctor(context.Background(), o, healthy(t))
-	requireOnly(t, d, "chrome", Fail,
+	d := runDoctor(context.Background(), o, healthy(t))
+	requireOnly(t, d, "chrome", doctor.Fail,
 		"~/.config/google-chrome/NativeMessagingHosts/dev.fillgate.host.json is not valid JSON: line 3, column",
 		"fillgate install --browser chrome --force")
 }
@@ -235,17 +236,17 @@ func TestDoctorNonExecutableBinary(t *testing.T) {
 	if err := os.Chmod(h.real(h.bin), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := Doctor(context.Background(), o, healthy(t))
+	d := runDoctor(context.Background(), o, healthy(t))
 	bad := notOK(d)
 	if len(bad) != 3 {
 		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 3)
 	}
-	if want := (Check{Name: "binary", Level: Fail, Detail: "/opt/fillgate/bin/fillgate is not executable", Fix: "chmod +x /opt/fillgate/bin/fillgate"}); !reflect.DeepEqual(bad[0], want) {
+	if want := (doctor.Check{Name: "binary", Level: doctor.Fail, Detail: "/opt/fillgate/bin/fillgate is not executable", Fix: "chmod +x /opt/fillgate/bin/fillgate"}); !reflect.DeepEqual(bad[0], want) {
 		t.Errorf("bad[0] = %v, want %v", bad[0], want)
 	}
 	for _, c := range bad[1:] {
-		if c.Level != Fail {
-			t.Errorf("c.Level = %v, want %v", c.Level, Fail)
+		if c.Level != doctor.Fail {
+			t.Errorf("c.Level = %v, want %v", c.Level, doctor.Fail)
 		}
 		if !strings.Contains(c.Detail, "runs /opt/fillgate/bin/fillgate, which is not executable") {
 			t.Errorf("got %q; want it to contain %q", c.Detail, "runs /opt/fillgate/bin/fillgate, which is not executable")
@@ -264,8 +265,8 @@ func TestDoctorSocketDirWithLooseModes(t *testing.T) {
 	if err := os.Chmod(h.real(runDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d := Doctor(context.Background(), o, healthy(t))
-	requireOnly(t, d, "socket dir", Fail,
+	d := runDoctor(context.Background(), o, healthy(t))
+	requireOnly(t, d, "socket dir", doctor.Fail,
 		"/run/user/1000/fillgate has mode 0755; it must be 0700, or other users can reach the agent socket",
 		"chmod 700 /run/user/1000/fillgate")
 }
@@ -278,8 +279,8 @@ func TestDoctorLooseSocket(t *testing.T) {
 	if err := os.Chmod(h.real(runDir+"/agent.sock"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	d := Doctor(context.Background(), o, healthy(t))
-	requireOnly(t, d, "socket dir", Warn, "agent.sock has mode 0666; it should be 0600", "chmod 600 /run/user/1000/fillgate/agent.sock")
+	d := runDoctor(context.Background(), o, healthy(t))
+	requireOnly(t, d, "socket dir", doctor.Warn, "agent.sock has mode 0666; it should be 0600", "chmod 600 /run/user/1000/fillgate/agent.sock")
 }
 
 func TestDoctorSocketDirNotCreatedYet(t *testing.T) {
@@ -287,7 +288,7 @@ func TestDoctorSocketDirNotCreatedYet(t *testing.T) {
 	if err := os.Remove(h.real(runDir)); err != nil {
 		t.Fatal(err)
 	}
-	d := Doctor(context.Background(), o, healthy(t))
+	d := runDoctor(context.Background(), o, healthy(t))
 	if got := notOK(d); len(got) != 0 {
 		t.Errorf("notOK(d) = %v, want it empty", got)
 	}
@@ -299,21 +300,21 @@ func TestDoctorSocketDirNotCreatedYet(t *testing.T) {
 func TestDoctorNoHostRunning(t *testing.T) {
 	_, o := doctorHome(t)
 	p := healthy(t)
-	p.Hosts = func(context.Context) ([]HostStatus, error) { return nil, nil }
-	d := Doctor(context.Background(), o, p)
-	requireOnly(t, d, "host", Fail,
+	p.Hosts = func(context.Context) ([]doctor.HostStatus, error) { return nil, nil }
+	d := runDoctor(context.Background(), o, p)
+	requireOnly(t, d, "host", doctor.Fail,
 		"no fillgate host is running: no browser has fillgate's extension connected",
 		`start Google Chrome with the extension loaded (Open chrome://extensions → Turn on "Developer mode" (top right) → Click "Load unpacked" and choose /home/u/.local/share/fillgate/extension); the browser starts the host when the extension loads`)
 
 	// With a CDP endpoint that answers, fills still work: a warning.
 	p.CDP = func(context.Context) (string, error) { return "127.0.0.1:9222", nil }
-	d = Doctor(context.Background(), o, p)
+	d = runDoctor(context.Background(), o, p)
 	bad := notOK(d)
 	if len(bad) != 1 {
 		t.Fatalf("bad has %d items (%v), want %d", len(bad), bad, 1)
 	}
-	if bad[0].Level != Warn {
-		t.Errorf("bad[0].Level = %v, want %v", bad[0].Level, Warn)
+	if bad[0].Level != doctor.Warn {
+		t.Errorf("bad[0].Level = %v, want %v", bad[0].Level, doctor.Warn)
 	}
 	if !strings.Contains(bad[0].Detail, "fills use the CDP fallback") {
 		t.Errorf("got %q; want it to contain %q", bad[0].Detail, "fills use the CDP fallback")
@@ -326,30 +327,30 @@ func TestDoctorNoHostRunning(t *testing.T) {
 func TestDoctorHostCannotBeAsked(t *testing.T) {
 	_, o := doctorHome(t)
 	p := healthy(t)
-	p.Hosts = func(context.Context) ([]HostStatus, error) { return nil, errors.New("connection refused") }
-	requireOnly(t, Doctor(context.Background(), o, p), "host", Fail, "could not ask the running host: connection refused", "restart the browser, which restarts the host")
+	p.Hosts = func(context.Context) ([]doctor.HostStatus, error) { return nil, errors.New("connection refused") }
+	requireOnly(t, runDoctor(context.Background(), o, p), "host", doctor.Fail, "could not ask the running host: connection refused", "restart the browser, which restarts the host")
 }
 
 func TestDoctorHostProblems(t *testing.T) {
 	_, o := doctorHome(t)
 	v := embeddedVersion(t)
 	cases := []struct {
-		host   HostStatus
-		level  Level
+		host   doctor.HostStatus
+		level  doctor.Level
 		detail string
 		fix    string
 	}{
-		{HostStatus{PID: 7, Version: "0.1.0", Browser: "chrome"}, Fail, "runs for chrome, but its extension is not connected", "reload fillgate on chrome://extensions"},
-		{HostStatus{PID: 7, Version: "0.1.0", Browser: "firefox", Connected: true, Paused: true, ExtensionVersion: v}, Warn, "fillgate is paused in firefox", "open fillgate's popup in the toolbar and turn it back on"},
-		{HostStatus{PID: 7, Version: "0.1.0", Browser: "chrome", Connected: true, ExtensionVersion: "0.0.9"}, Warn, `chrome runs extension "0.0.9" with host "0.1.0"; the two must be the same version`, "fillgate install, then reload fillgate on chrome://extensions"},
-		{HostStatus{PID: 7, Version: "0.0.9", Browser: "chrome", Connected: true, ExtensionVersion: v}, Warn, `chrome runs extension "` + v + `" with host "0.0.9"`, "fillgate install, then reload fillgate on chrome://extensions"},
-		{HostStatus{PID: 7, Version: "0.0.9", Browser: "chrome", Connected: true, ExtensionVersion: "0.0.9"}, Warn, `chrome runs extension "0.0.9"; this binary carries "` + v + `"`, "fillgate install, then reload fillgate on chrome://extensions"},
+		{doctor.HostStatus{PID: 7, Version: "0.1.0", Browser: "chrome"}, doctor.Fail, "runs for chrome, but its extension is not connected", "reload fillgate on chrome://extensions"},
+		{doctor.HostStatus{PID: 7, Version: "0.1.0", Browser: "firefox", Connected: true, Paused: true, ExtensionVersion: v}, doctor.Warn, "fillgate is paused in firefox", "open fillgate's popup in the toolbar and turn it back on"},
+		{doctor.HostStatus{PID: 7, Version: "0.1.0", Browser: "chrome", Connected: true, ExtensionVersion: "0.0.9"}, doctor.Warn, `chrome runs extension "0.0.9" with host "0.1.0"; the two must be the same version`, "fillgate install, then reload fillgate on chrome://extensions"},
+		{doctor.HostStatus{PID: 7, Version: "0.0.9", Browser: "chrome", Connected: true, ExtensionVersion: v}, doctor.Warn, `chrome runs extension "` + v + `" with host "0.0.9"`, "fillgate install, then reload fillgate on chrome://extensions"},
+		{doctor.HostStatus{PID: 7, Version: "0.0.9", Browser: "chrome", Connected: true, ExtensionVersion: "0.0.9"}, doctor.Warn, `chrome runs extension "0.0.9"; this binary carries "` + v + `"`, "fillgate install, then reload fillgate on chrome://extensions"},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			p := healthy(t)
-			p.Hosts = func(context.Context) ([]HostStatus, error) { return []HostStatus{c.host}, nil }
-			requireOnly(t, Doctor(context.Background(), o, p), "host 7", c.level, c.detail, c.fix)
+			p.Hosts = func(context.Context) ([]doctor.HostStatus, error) { return []doctor.HostStatus{c.host}, nil }
+			requireOnly(t, runDoctor(context.Background(), o, p), "host 7", c.level, c.detail, c.fix)
 		})
 	}
 }
@@ -364,23 +365,23 @@ func TestDoctorProbeFailures(t *testing.T) {
 	_, o := doctorHome(t)
 	p := healthy(t)
 	p.Keyring = func(context.Context) error { return errors.New("no Secret Service on the bus") }
-	requireOnly(t, Doctor(context.Background(), o, p), "keyring", Warn, "not usable, so secrets cannot be remembered", keyringFix["linux"])
+	requireOnly(t, runDoctor(context.Background(), o, p), "keyring", doctor.Warn, "not usable, so secrets cannot be remembered", "start and unlock a Secret Service (GNOME Keyring or KeePassXC with Secret Service on), e.g. log in to a desktop session")
 
 	// A reason that knows its fix (keychain.Unavailable) gives it.
 	p = healthy(t)
 	p.Keyring = func(context.Context) error { return lockedKeyring{} }
-	requireOnly(t, Doctor(context.Background(), o, p), "keyring", Warn, "the OS keyring is locked", "unlock it with Seahorse")
+	requireOnly(t, runDoctor(context.Background(), o, p), "keyring", doctor.Warn, "the OS keyring is locked", "unlock it with Seahorse")
 
 	p = healthy(t)
 	p.Policy = func(context.Context) (string, error) {
 		return "/home/u/.config/fillgate/policy", errors.New("line 4: unknown key \"allow_al\"")
 	}
-	requireOnly(t, Doctor(context.Background(), o, p), "policy", Fail, `line 4: unknown key "allow_al"`,
+	requireOnly(t, runDoctor(context.Background(), o, p), "policy", doctor.Fail, `line 4: unknown key "allow_al"`,
 		"fillgate policy check /home/u/.config/fillgate/policy (and edit /home/u/.config/fillgate/policy where it says)")
 
 	p = healthy(t)
 	p.CDP = func(context.Context) (string, error) { return "127.0.0.1:9222", errors.New("connection refused") }
-	requireOnly(t, Doctor(context.Background(), o, p), "cdp", Warn, "the configured CDP endpoint 127.0.0.1:9222 cannot be reached: connection refused",
+	requireOnly(t, runDoctor(context.Background(), o, p), "cdp", doctor.Warn, "the configured CDP endpoint 127.0.0.1:9222 cannot be reached: connection refused",
 		"start the browser it names with --remote-debugging-port, or remove the endpoint from fillgate's configuration")
 }
 
@@ -388,15 +389,15 @@ func TestDoctorNoManifestAnywhere(t *testing.T) {
 	h := newLinuxHome(t)
 	o := h.opts()
 	o.RuntimeDir = runDir
-	d := Doctor(context.Background(), o, Probes{})
+	d := runDoctor(context.Background(), o, doctor.Probes{})
 	bad := notOK(d)
 	if len(bad) != 2 {
 		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 2)
 	}
-	if want := (Check{Name: "extension", Level: Warn, Detail: "not unpacked at ~/.local/share/fillgate/extension", Fix: "fillgate install"}); !reflect.DeepEqual(bad[0], want) {
+	if want := (doctor.Check{Name: "extension", Level: doctor.Warn, Detail: "not unpacked at ~/.local/share/fillgate/extension", Fix: "fillgate install"}); !reflect.DeepEqual(bad[0], want) {
 		t.Errorf("bad[0] = %v, want %v", bad[0], want)
 	}
-	if want := (Check{Name: "manifests", Level: Fail, Detail: "no browser has fillgate's host manifest, so no browser can start fillgate", Fix: "fillgate install"}); !reflect.DeepEqual(bad[1], want) {
+	if want := (doctor.Check{Name: "manifests", Level: doctor.Fail, Detail: "no browser has fillgate's host manifest, so no browser can start fillgate", Fix: "fillgate install"}); !reflect.DeepEqual(bad[1], want) {
 		t.Errorf("bad[1] = %v, want %v", bad[1], want)
 	}
 	if got := d.ExitCode(); got != 1 {
@@ -412,7 +413,7 @@ func TestDoctorFoundBrowserWithoutManifest(t *testing.T) {
 	if err := os.WriteFile(h.real("/home/u/.config/chromium/Local State"), []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	requireOnly(t, Doctor(context.Background(), o, healthy(t)), "chromium", Warn,
+	requireOnly(t, runDoctor(context.Background(), o, healthy(t)), "chromium", doctor.Warn,
 		"Chromium is installed (~/.config/chromium/Local State) but has no host manifest at ~/.config/chromium/NativeMessagingHosts/dev.fillgate.host.json, so it cannot start fillgate",
 		"fillgate install --browser chromium")
 }
@@ -422,7 +423,7 @@ func TestDoctorManifestRunsAnotherBinary(t *testing.T) {
 	h.writeBin(t, "/usr/local/bin/fillgate")
 	o.Binary = "/usr/local/bin/fillgate"
 	o.Browsers = []string{"chrome"}
-	requireOnly(t, Doctor(context.Background(), o, healthy(t)), "chrome", Warn,
+	requireOnly(t, runDoctor(context.Background(), o, healthy(t)), "chrome", doctor.Warn,
 		"runs /opt/fillgate/bin/fillgate, not this binary (/usr/local/bin/fillgate)", "fillgate install --browser chrome")
 }
 
@@ -431,7 +432,7 @@ func TestDoctorOutdatedExtension(t *testing.T) {
 	if err := os.WriteFile(h.real(filepath.Join(h.data, "extension", "manifest.json")), []byte(`{"version": "0.0.1"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	requireOnly(t, Doctor(context.Background(), o, healthy(t)), "extension", Warn,
+	requireOnly(t, runDoctor(context.Background(), o, healthy(t)), "extension", doctor.Warn,
 		`the copy at ~/.local/share/fillgate/extension is version "0.0.1"; this binary carries "`+embeddedVersion(t)+`"`,
 		"fillgate install, then reload fillgate on the browser's extensions page")
 }
@@ -448,7 +449,7 @@ func TestDoctorUserDataDir(t *testing.T) {
 	if err := os.MkdirAll(h.real(runDir), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d := Doctor(context.Background(), o, healthy(t))
+	d := runDoctor(context.Background(), o, healthy(t))
 	if got := notOK(d); len(got) != 0 {
 		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
 	}
@@ -459,8 +460,8 @@ func TestDoctorUserDataDir(t *testing.T) {
 	if err := os.WriteFile(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d = Doctor(context.Background(), o, healthy(t))
-	requireOnly(t, d, "chromium", Fail, "is not valid JSON", "fillgate install --user-data-dir /tmp/profile --force")
+	d = runDoctor(context.Background(), o, healthy(t))
+	requireOnly(t, d, "chromium", doctor.Fail, "is not valid JSON", "fillgate install --user-data-dir /tmp/profile --force")
 }
 
 func TestDoctorFindsUserDataDirInstallsByTheRecord(t *testing.T) {
@@ -478,7 +479,7 @@ func TestDoctorFindsUserDataDirInstallsByTheRecord(t *testing.T) {
 	if err := os.MkdirAll(h.real(runDir), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d := Doctor(context.Background(), plain, healthy(t))
+	d := runDoctor(context.Background(), plain, healthy(t))
 	if got := notOK(d); len(got) != 0 {
 		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
 	}
@@ -492,13 +493,13 @@ func TestDoctorFindsUserDataDirInstallsByTheRecord(t *testing.T) {
 	if err := os.WriteFile(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d = Doctor(context.Background(), plain, healthy(t))
-	requireOnly(t, d, "chromium", Fail, "is not valid JSON", "fillgate install --user-data-dir /tmp/profile --force")
+	d = runDoctor(context.Background(), plain, healthy(t))
+	requireOnly(t, d, "chromium", doctor.Fail, "is not valid JSON", "fillgate install --user-data-dir /tmp/profile --force")
 
 	if err := os.Remove(h.real("/tmp/profile/NativeMessagingHosts/dev.fillgate.host.json")); err != nil {
 		t.Fatal(err)
 	}
-	d = Doctor(context.Background(), plain, healthy(t))
+	d = runDoctor(context.Background(), plain, healthy(t))
 	if got := d.Text(); !strings.Contains(got, "the host manifest fillgate installed at /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json is gone") {
 		t.Errorf("got %q; want it to contain %q", got, "the host manifest fillgate installed at /tmp/profile/NativeMessagingHosts/dev.fillgate.host.json is gone")
 	}
@@ -516,7 +517,7 @@ func TestDoctorSystemManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.System, o.Browsers = false, nil
-	d := Doctor(context.Background(), o, Probes{})
+	d := runDoctor(context.Background(), o, doctor.Probes{})
 	if got := notOK(d); len(got) != 0 {
 		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
 	}
@@ -524,7 +525,7 @@ func TestDoctorSystemManifests(t *testing.T) {
 		t.Errorf("got %q; want it to contain %q", got, "ok    chromium     /etc/chromium/native-messaging-hosts/dev.fillgate.host.json starts /usr/local/bin/fillgate")
 	}
 	o.System = true
-	if got := strings.Count(Doctor(context.Background(), o, Probes{}).Text(), "/etc/chromium/"); got != 1 {
+	if got := strings.Count(runDoctor(context.Background(), o, doctor.Probes{}).Text(), "/etc/chromium/"); got != 1 {
 		t.Errorf("checked once: got %v, want %v", got, 1)
 	}
 	o.System = false
@@ -532,7 +533,7 @@ func TestDoctorSystemManifests(t *testing.T) {
 	if err := m.WriteFile("/etc/chromium/native-messaging-hosts/dev.fillgate.host.json", []byte("[]"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d = Doctor(context.Background(), o, Probes{})
+	d = runDoctor(context.Background(), o, doctor.Probes{})
 	bad := notOK(d)
 	if len(bad) == 0 {
 		t.Fatalf("%s: every check ok, want a problem", d.Text())
@@ -552,7 +553,7 @@ func TestDoctorSandboxedBrowsers(t *testing.T) {
 	m.put("/snap/bin/chromium", "", 0o755)
 	m.put("/snap/bin/firefox", "", 0o755)
 	o.Browsers = nil
-	d := Doctor(context.Background(), o, Probes{})
+	d := runDoctor(context.Background(), o, doctor.Probes{})
 	bad := notOK(d)
 	if len(bad) != 1 {
 		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 1)
@@ -579,7 +580,7 @@ func TestDoctorWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Browsers = nil
-	d := Doctor(context.Background(), o, Probes{})
+	d := runDoctor(context.Background(), o, doctor.Probes{})
 	if got := notOK(d); len(got) != 0 {
 		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
 	}
@@ -590,13 +591,13 @@ func TestDoctorWindows(t *testing.T) {
 	if err := reg.SetDefault(HKCU, `Software\Mozilla\NativeMessagingHosts\dev.fillgate.host`, `D:\gone\host.json`); err != nil {
 		t.Fatal(err)
 	}
-	d = Doctor(context.Background(), o, Probes{})
+	d = runDoctor(context.Background(), o, doctor.Probes{})
 	bad := notOK(d)
 	if len(bad) != 1 {
 		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 1)
 	}
-	if bad[0].Level != Fail {
-		t.Errorf("bad[0].Level = %v, want %v", bad[0].Level, Fail)
+	if bad[0].Level != doctor.Fail {
+		t.Errorf("bad[0].Level = %v, want %v", bad[0].Level, doctor.Fail)
 	}
 	if !strings.Contains(bad[0].Detail, `HKCU\Software\Mozilla\NativeMessagingHosts\dev.fillgate.host points at D:\gone\host.json, which cannot be read`) {
 		t.Errorf("got %q; want it to contain %q", bad[0].Detail, `HKCU\Software\Mozilla\NativeMessagingHosts\dev.fillgate.host points at D:\gone\host.json, which cannot be read`)
@@ -609,8 +610,8 @@ func TestDoctorWindows(t *testing.T) {
 func TestDoctorJSON(t *testing.T) {
 	_, o := doctorHome(t)
 	p := healthy(t)
-	p.Hosts = func(context.Context) ([]HostStatus, error) { return nil, nil }
-	b, err := Doctor(context.Background(), o, p).JSON()
+	p.Hosts = func(context.Context) ([]doctor.HostStatus, error) { return nil, nil }
+	b, err := runDoctor(context.Background(), o, p).JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +634,7 @@ func TestDoctorJSON(t *testing.T) {
 }
 
 func TestDoctorBadOptions(t *testing.T) {
-	d := Doctor(context.Background(), Options{GOOS: "windows", UserDataDir: `C:\p`, Registry: newMemRegistry(), Binary: winBin, DataDir: `C:\d`}, Probes{})
+	d := runDoctor(context.Background(), Options{GOOS: "windows", UserDataDir: `C:\p`, Registry: newMemRegistry(), Binary: winBin, DataDir: `C:\d`}, doctor.Probes{})
 	if len(d.Checks) != 1 {
 		t.Fatalf("d.Checks has %d items (%v), want %d", len(d.Checks), d.Checks, 1)
 	}
@@ -643,4 +644,11 @@ func TestDoctorBadOptions(t *testing.T) {
 	if got := d.ExitCode(); got != 1 {
 		t.Errorf("d.ExitCode() = %v, want %v", got, 1)
 	}
+}
+
+// runDoctor runs doctor over install's checks, as `fillgate doctor` wires
+// them.
+func runDoctor(ctx context.Context, o Options, p doctor.Probes) *doctor.Report {
+	p.Setup = func(context.Context) (doctor.Setup, error) { return Check(o, p.Version) }
+	return doctor.Run(ctx, p)
 }

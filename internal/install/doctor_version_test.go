@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fillgate/fillgate/internal/doctor"
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
@@ -48,11 +49,11 @@ func TestDoctorStoreExtensionVersions(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			p := healthy(t)
 			p.Version = c.cli
-			p.Hosts = func(context.Context) ([]HostStatus, error) {
-				return []HostStatus{{PID: 7, Version: c.host, Browser: "chrome", Caller: store, Connected: true, ExtensionVersion: c.ext}}, nil
+			p.Hosts = func(context.Context) ([]doctor.HostStatus, error) {
+				return []doctor.HostStatus{{PID: 7, Version: c.host, Browser: "chrome", Caller: store, Connected: true, ExtensionVersion: c.ext}}, nil
 			}
-			d := Doctor(context.Background(), o, p)
-			var got []Check
+			d := runDoctor(context.Background(), o, p)
+			var got []doctor.Check
 			for _, ch := range notOK(d) {
 				if ch.Name == "host 7" {
 					got = append(got, ch)
@@ -74,10 +75,10 @@ func TestDoctorStoreExtensionVersions(t *testing.T) {
 	// copy this binary carries says.
 	p := healthy(t)
 	p.Version = "0.9.0"
-	p.Hosts = func(context.Context) ([]HostStatus, error) {
-		return []HostStatus{{PID: 7, Version: "0.9.0", Browser: "chrome", Caller: store, Connected: true, ExtensionVersion: "0.9.0"}}, nil
+	p.Hosts = func(context.Context) ([]doctor.HostStatus, error) {
+		return []doctor.HostStatus{{PID: 7, Version: "0.9.0", Browser: "chrome", Caller: store, Connected: true, ExtensionVersion: "0.9.0"}}, nil
 	}
-	d := Doctor(context.Background(), o, p)
+	d := runDoctor(context.Background(), o, p)
 	if got := notOK(d); len(got) != 0 {
 		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
 	}
@@ -93,7 +94,7 @@ func TestDoctorManifestWrittenBeforeListing(t *testing.T) {
 	_, o := doctorHome(t)
 	store := listedInStore(t)
 	o.Browsers = []string{"chrome"}
-	d := Doctor(context.Background(), o, healthy(t))
+	d := runDoctor(context.Background(), o, healthy(t))
 	bad := notOK(d)
 	if len(bad) != 1 {
 		t.Fatalf("%v: bad has %d items (%v), want %d", d.Text(), len(bad), bad, 1)
@@ -112,8 +113,8 @@ func TestDoctorManifestWrittenBeforeListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := notOK(Doctor(context.Background(), o, healthy(t))); len(got) != 0 {
-		t.Errorf("notOK(Doctor(context.Background(), o, healthy(t))) = %v, want it empty", got)
+	if got := notOK(runDoctor(context.Background(), o, healthy(t))); len(got) != 0 {
+		t.Errorf("notOK(runDoctor(context.Background(), o, healthy(t))) = %v, want it empty", got)
 	}
 }
 
@@ -143,30 +144,16 @@ func TestDoctorNamesHowFillgateWasInstalled(t *testing.T) {
 				}
 			}
 			o.Binary = c.bin
-			d := Doctor(context.Background(), o, healthy(t))
+			d := runDoctor(context.Background(), o, healthy(t))
 			if d.Checks[0].Name != "binary" {
 				t.Fatalf("d.Checks[0].Name = %q, want %q", d.Checks[0].Name, "binary")
 			}
-			if d.Checks[0].Level != OK {
-				t.Errorf("the binary check's level = %v, want %v", d.Checks[0].Level, OK)
+			if d.Checks[0].Level != doctor.OK {
+				t.Errorf("the binary check's level = %v, want %v", d.Checks[0].Level, doctor.OK)
 			}
 			if !strings.Contains(d.Checks[0].Detail, c.want) {
 				t.Errorf("got %q; want it to contain %q", d.Checks[0].Detail, c.want)
 			}
 		})
-	}
-}
-
-func TestNewer(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want bool
-	}{
-		{"0.2.0", "0.1.0", true}, {"0.10.0", "0.9.0", true}, {"1.0", "0.9.9", true}, {"0.1.0.1", "0.1.0", true},
-		{"0.1.0", "0.1.0", false}, {"0.1.0", "0.2.0", false}, {"0.1.0", "0.1.0.0", false}, {"x", "0.1.0", false}, {"0.2.0", "", false},
-	} {
-		if got := newer(c.a, c.b); got != c.want {
-			t.Errorf("%s > %s: got %v, want %v", c.a, c.b, got, c.want)
-		}
 	}
 }

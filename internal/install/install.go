@@ -1,6 +1,6 @@
-// Package install knows where each browser on each OS reads
-// native-messaging host manifests, and writes (Install), removes
-// (Uninstall) and checks (Doctor) what a browser needs to start fillgate:
+// Package install writes (Install), removes (Uninstall) and checks for
+// doctor (Check) what a browser needs to start fillgate, where the browser
+// table (internal/browsertable) says each browser reads it:
 // the host manifests, the Windows registry keys that point at them, and
 // the unpacked extension for the user to load.
 //

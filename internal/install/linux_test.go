@@ -15,6 +15,7 @@ import (
 	"testing/fstest"
 
 	"github.com/fillgate/fillgate/extension"
+	"github.com/fillgate/fillgate/internal/doctor"
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
@@ -902,7 +903,7 @@ func BenchmarkDoctor(b *testing.B) {
 	o := h.opts()
 	o.RuntimeDir = runDir
 	for b.Loop() {
-		if d := Doctor(context.Background(), o, Probes{}); d.ExitCode() != 0 {
+		if d := runDoctor(context.Background(), o, doctor.Probes{}); d.ExitCode() != 0 {
 			b.Fatal(d.Text())
 		}
 	}

@@ -15,13 +15,13 @@ import (
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
-// Options says what Install, Uninstall and Doctor act on. The zero value
+// Options says what Install, Uninstall and Check act on. The zero value
 // means: every browser found, per user, the running binary, the real
 // environment, filesystem and registry.
 type Options struct {
 	// Browsers are --browser names (see Table); empty means every browser
 	// found on the machine (Install) or every browser fillgate knows
-	// (Uninstall, Doctor).
+	// (Uninstall, Check).
 	Browsers []string
 	// System installs for every user: system folders, HKLM on Windows. It
 	// usually needs root or Administrator.
@@ -53,7 +53,7 @@ type Options struct {
 	// wrote. Default: dirs.Data(Env); required when GOOS is not the
 	// running OS.
 	DataDir string
-	// RuntimeDir is the agent socket's directory, which Doctor checks.
+	// RuntimeDir is the agent socket's directory, which Check checks.
 	// Default: dirs.Runtime(Env) on the running OS; unchecked otherwise.
 	RuntimeDir string
 	// Extension is the extension to unpack, manifest.json at its root.

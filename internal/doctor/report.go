@@ -1,4 +1,4 @@
-package install
+package doctor
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 // Level is how a doctor check came out.
 type Level string
 
-// Levels. Only Fail makes Doctor's exit code non-zero.
+// Levels. Only Fail makes the report's exit code non-zero.
 const (
 	OK   Level = "ok"
 	Warn Level = "warn"
@@ -28,15 +28,15 @@ type Check struct {
 	Fix string `json:"fix,omitempty"`
 }
 
-// DoctorReport is every check Doctor ran, in order.
-type DoctorReport struct {
+// Report is every check Run ran, in order.
+type Report struct {
 	Checks []Check `json:"checks"`
 }
 
-func (d *DoctorReport) add(c Check) { d.Checks = append(d.Checks, c) }
+func (d *Report) add(c Check) { d.Checks = append(d.Checks, c) }
 
 // ExitCode is 0 when no check failed, 1 otherwise.
-func (d *DoctorReport) ExitCode() int {
+func (d *Report) ExitCode() int {
 	for _, c := range d.Checks {
 		if c.Level == Fail {
 			return 1
@@ -46,7 +46,7 @@ func (d *DoctorReport) ExitCode() int {
 }
 
 // JSON is the report as indented JSON.
-func (d *DoctorReport) JSON() ([]byte, error) {
+func (d *Report) JSON() ([]byte, error) {
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode doctor report: %w", err)
@@ -56,7 +56,7 @@ func (d *DoctorReport) JSON() ([]byte, error) {
 
 // Text is the report for people: one line per check, and under each
 // warning or failure the fix.
-func (d *DoctorReport) Text() string {
+func (d *Report) Text() string {
 	var b strings.Builder
 	fails, warns := 0, 0
 	for _, c := range d.Checks {
