@@ -5,8 +5,6 @@ package install
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -322,67 +320,6 @@ func TestDoctorNoHostRunning(t *testing.T) {
 	if got := d.ExitCode(); got != 0 {
 		t.Errorf("d.ExitCode() = %v, want %v", got, 0)
 	}
-}
-
-func TestDoctorHostCannotBeAsked(t *testing.T) {
-	_, o := doctorHome(t)
-	p := healthy(t)
-	p.Hosts = func(context.Context) ([]doctor.HostStatus, error) { return nil, errors.New("connection refused") }
-	requireOnly(t, runDoctor(context.Background(), o, p), "host", doctor.Fail, "could not ask the running host: connection refused", "restart the browser, which restarts the host")
-}
-
-func TestDoctorHostProblems(t *testing.T) {
-	_, o := doctorHome(t)
-	v := embeddedVersion(t)
-	cases := []struct {
-		host   doctor.HostStatus
-		level  doctor.Level
-		detail string
-		fix    string
-	}{
-		{doctor.HostStatus{PID: 7, Version: "0.1.0", Browser: "chrome"}, doctor.Fail, "runs for chrome, but its extension is not connected", "reload fillgate on chrome://extensions"},
-		{doctor.HostStatus{PID: 7, Version: "0.1.0", Browser: "firefox", Connected: true, Paused: true, ExtensionVersion: v}, doctor.Warn, "fillgate is paused in firefox", "open fillgate's popup in the toolbar and turn it back on"},
-		{doctor.HostStatus{PID: 7, Version: "0.1.0", Browser: "chrome", Connected: true, ExtensionVersion: "0.0.9"}, doctor.Warn, `chrome runs extension "0.0.9" with host "0.1.0"; the two must be the same version`, "fillgate install, then reload fillgate on chrome://extensions"},
-		{doctor.HostStatus{PID: 7, Version: "0.0.9", Browser: "chrome", Connected: true, ExtensionVersion: v}, doctor.Warn, `chrome runs extension "` + v + `" with host "0.0.9"`, "fillgate install, then reload fillgate on chrome://extensions"},
-		{doctor.HostStatus{PID: 7, Version: "0.0.9", Browser: "chrome", Connected: true, ExtensionVersion: "0.0.9"}, doctor.Warn, `chrome runs extension "0.0.9"; this binary carries "` + v + `"`, "fillgate install, then reload fillgate on chrome://extensions"},
-	}
-	for i, c := range cases {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			p := healthy(t)
-			p.Hosts = func(context.Context) ([]doctor.HostStatus, error) { return []doctor.HostStatus{c.host}, nil }
-			requireOnly(t, runDoctor(context.Background(), o, p), "host 7", c.level, c.detail, c.fix)
-		})
-	}
-}
-
-// lockedKeyring is an error like keychain.Unavailable for a locked keyring.
-type lockedKeyring struct{}
-
-func (lockedKeyring) Error() string   { return "the OS keyring is locked: unlock it with Seahorse" }
-func (lockedKeyring) FixHint() string { return "unlock it with Seahorse" }
-
-func TestDoctorProbeFailures(t *testing.T) {
-	_, o := doctorHome(t)
-	p := healthy(t)
-	p.Keyring = func(context.Context) error { return errors.New("no Secret Service on the bus") }
-	requireOnly(t, runDoctor(context.Background(), o, p), "keyring", doctor.Warn, "not usable, so secrets cannot be remembered", "start and unlock a Secret Service (GNOME Keyring or KeePassXC with Secret Service on), e.g. log in to a desktop session")
-
-	// A reason that knows its fix (keychain.Unavailable) gives it.
-	p = healthy(t)
-	p.Keyring = func(context.Context) error { return lockedKeyring{} }
-	requireOnly(t, runDoctor(context.Background(), o, p), "keyring", doctor.Warn, "the OS keyring is locked", "unlock it with Seahorse")
-
-	p = healthy(t)
-	p.Policy = func(context.Context) (string, error) {
-		return "/home/u/.config/fillgate/policy", errors.New("line 4: unknown key \"allow_al\"")
-	}
-	requireOnly(t, runDoctor(context.Background(), o, p), "policy", doctor.Fail, `line 4: unknown key "allow_al"`,
-		"fillgate policy check /home/u/.config/fillgate/policy (and edit /home/u/.config/fillgate/policy where it says)")
-
-	p = healthy(t)
-	p.CDP = func(context.Context) (string, error) { return "127.0.0.1:9222", errors.New("connection refused") }
-	requireOnly(t, runDoctor(context.Background(), o, p), "cdp", doctor.Warn, "the configured CDP endpoint 127.0.0.1:9222 cannot be reached: connection refused",
-		"start the browser it names with --remote-debugging-port, or remove the endpoint from fillgate's configuration")
 }
 
 func TestDoctorNoManifestAnywhere(t *testing.T) {

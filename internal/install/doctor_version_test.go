@@ -4,7 +4,6 @@ package install
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,66 +24,6 @@ func listedInStore(t *testing.T) string {
 	manifest.ChromiumOrigins = []string{manifest.ExtensionOrigin, "chrome-extension://" + storeID + "/"}
 	t.Cleanup(func() { manifest.ChromiumOrigins = old })
 	return manifest.ChromiumOrigins[1]
-}
-
-// TestDoctorStoreExtensionVersions: the extension from a store updates on
-// its own, so when it and the host differ, doctor says which of the two
-// to update.
-func TestDoctorStoreExtensionVersions(t *testing.T) {
-	store := listedInStore(t)
-	_, o := doctorHome(t)
-	v := embeddedVersion(t)
-	cases := []struct {
-		ext, host, cli string
-		detail, fix    string
-	}{
-		{"0.9.0", "0.1.0", "0.1.0", `chrome runs extension "0.9.0" from the store with host "0.1.0"`,
-			"put the newer release's fillgate where this one is (or go install github.com/fillgate/fillgate@latest), then restart the browser"},
-		{"0.9.0", "0.1.0", "0.9.0", `chrome runs extension "0.9.0" from the store with host "0.1.0"`, "restart the browser so it starts this binary"},
-		{"0.0.9", "0.1.0", "0.1.0", `chrome runs extension "0.0.9" from the store with host "0.1.0"`,
-			"update fillgate's extension: on chrome://extensions turn on Developer mode and click Update (or wait: the store updates it within a few hours)"},
-		{"0.0.9", "0.0.9", "0.1.0", `chrome runs host "0.0.9"; this binary is "0.1.0"`, "restart the browser so it starts this binary"},
-	}
-	for i, c := range cases {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			p := healthy(t)
-			p.Version = c.cli
-			p.Hosts = func(context.Context) ([]doctor.HostStatus, error) {
-				return []doctor.HostStatus{{PID: 7, Version: c.host, Browser: "chrome", Caller: store, Connected: true, ExtensionVersion: c.ext}}, nil
-			}
-			d := runDoctor(context.Background(), o, p)
-			var got []doctor.Check
-			for _, ch := range notOK(d) {
-				if ch.Name == "host 7" {
-					got = append(got, ch)
-				}
-			}
-			if len(got) != 1 {
-				t.Fatalf("%v: got has %d items (%v), want %d", d.Text(), len(got), got, 1)
-			}
-			if !strings.Contains(got[0].Detail, c.detail) {
-				t.Errorf("got %q; want it to contain %q", got[0].Detail, c.detail)
-			}
-			if got[0].Fix != c.fix {
-				t.Errorf("got[0].Fix = %v, want %v", got[0].Fix, c.fix)
-			}
-		})
-	}
-
-	// A store copy in step with the host is fine, whatever the unpacked
-	// copy this binary carries says.
-	p := healthy(t)
-	p.Version = "0.9.0"
-	p.Hosts = func(context.Context) ([]doctor.HostStatus, error) {
-		return []doctor.HostStatus{{PID: 7, Version: "0.9.0", Browser: "chrome", Caller: store, Connected: true, ExtensionVersion: "0.9.0"}}, nil
-	}
-	d := runDoctor(context.Background(), o, p)
-	if got := notOK(d); len(got) != 0 {
-		t.Errorf("%v: notOK(d) = %v, want it empty", d.Text(), got)
-	}
-	if v == "0.9.0" {
-		t.Errorf("the extension's version is %q, want anything but the old host's 0.9.0", v)
-	}
 }
 
 // TestDoctorManifestWrittenBeforeListing: a host manifest from before
