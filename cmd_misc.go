@@ -10,6 +10,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
+	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/policy"
 )
 
@@ -124,4 +125,13 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+type versionCmd struct{}
+
+// Run prints the version, and the commit and its date when known: stamped
+// into release builds, recorded by the Go toolchain in a checkout's build.
+func (versionCmd) Run(a *app) error {
+	fmt.Fprintf(a.stdout, "fillgate %s\n", manifest.Build())
+	return nil
 }

@@ -41,15 +41,6 @@ type cli struct {
 	Version   versionCmd   `cmd:"" help:"Print the version."`
 }
 
-// app is what every command's Run gets.
-type app struct {
-	ctx    context.Context
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	env    func(string) string
-}
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -155,22 +146,4 @@ func signalContext() (context.Context, func()) {
 		signal.Stop(sigs)
 		cancel(nil)
 	}
-}
-
-// exitCode is an error that only carries the process exit code; the
-// command has already said what happened.
-type exitCode int
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
-
-// usageError is a malformed command line found after parsing.
-type usageError struct{ error }
-
-type versionCmd struct{}
-
-// Run prints the version, and the commit and its date when known: stamped
-// into release builds, recorded by the Go toolchain in a checkout's build.
-func (versionCmd) Run(a *app) error {
-	fmt.Fprintf(a.stdout, "fillgate %s\n", manifest.Build())
-	return nil
 }
