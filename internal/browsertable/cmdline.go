@@ -44,24 +44,25 @@ func ReadCommandLine(f manifest.Family, args []string) CommandLine {
 //
 // Chromium on Linux rewrites its process title: /proc/<pid>/cmdline is then
 // one string of the arguments joined by spaces. Its switches are then
-// looked for word by word, and --user-data-dir's value runs to the next
-// " --" (a path may hold spaces).
+// looked for word by word, past a "--" too (it may be a word of a value
+// with spaces), and --user-data-dir's value runs to the next " --" (a path
+// may hold spaces).
 func chromiumCommandLine(args []string) CommandLine {
 	var c CommandLine
 	if len(args) == 0 {
 		return c
 	}
-	words := args[1:]
+	words, title := args[1:], false
 	if len(args) == 1 && strings.Contains(args[0], " -") {
-		title := args[0]
-		words = strings.Fields(title)[1:]
-		if _, val, ok := strings.Cut(title, " --user-data-dir="); ok {
+		title = true
+		words = strings.Fields(args[0])[1:]
+		if _, val, ok := strings.Cut(args[0], " --user-data-dir="); ok {
 			c.UserDataDir, _, _ = strings.Cut(val, " --")
 		}
 	}
 	for _, w := range words {
-		if w == "--" {
-			break // the rest are URLs
+		if w == "--" && !title {
+			break // the rest are URLs; in a title, a "--" may be part of a value
 		}
 		name, val, ok := chromiumSwitch(w)
 		if !ok {

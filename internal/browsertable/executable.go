@@ -1,6 +1,7 @@
 package browsertable
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/fillgate/fillgate/internal/manifest"
@@ -41,7 +42,7 @@ func executableName(exe string) string {
 func executables() map[string]*Browser {
 	out := map[string]*Browser{}
 	add := func(name string, b *Browser) {
-		if _, ok := out[name]; !ok && name != "" {
+		if _, ok := out[name]; !ok && name != "" && b != nil {
 			out[name] = b
 		}
 	}
@@ -82,23 +83,50 @@ func Name(exe string) string {
 	return executableName(exe)
 }
 
+// channelWords are the words a browser's executable may carry after its
+// name: a channel, an edition, a wrapper's suffix ("google-chrome-stable",
+// "brave-browser-nightly", "Google Chrome Beta", "vivaldi-bin").
+var channelWords = map[string]bool{
+	"stable": true, "beta": true, "dev": true, "unstable": true, "nightly": true, "canary": true,
+	"esr": true, "developer": true, "edition": true, "bin": true, "browser": true, "for": true, "testing": true,
+}
+
 // OfFamily reports whether exe is the executable of a browser of family
-// f: one of the table's, or of a fork's, or one whose name begins with
-// theirs ("google-chrome-stable", "brave-browser-nightly").
+// f: one of the table's or of a fork's, by its name alone or followed by
+// channel words ("google-chrome-stable", "Microsoft Edge Dev"). Anything
+// else is not, a helper process of the browser ("chrome_crashpad_handler",
+// "Google Chrome Helper") and a program whose name merely begins like a
+// browser's ("arcade") among them.
 func OfFamily(f manifest.Family, exe string) bool {
 	name := executableName(exe)
 	if name == "" {
 		return false
 	}
-	for known, b := range executables() {
-		if b.Family == f && strings.HasPrefix(name, known) {
-			return true
+	known := slices.Clone(forks[f])
+	for n, b := range executables() {
+		if b.Family == f {
+			known = append(known, n)
 		}
 	}
-	for _, known := range forks[f] {
-		if strings.HasPrefix(name, known) {
+	for _, k := range known {
+		rest, ok := strings.CutPrefix(name, k)
+		if !ok {
+			continue
+		}
+		words := strings.FieldsFunc(rest, func(r rune) bool { return r == '-' || r == '_' || r == ' ' })
+		if rest == "" || (len(words) > 0 && strings.ContainsAny(rest[:1], "-_ ") && allChannelWords(words)) {
 			return true
 		}
 	}
 	return false
+}
+
+// allChannelWords reports whether every word is a channel word.
+func allChannelWords(words []string) bool {
+	for _, w := range words {
+		if !channelWords[w] {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package browsertable
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/fillgate/fillgate/internal/manifest"
@@ -19,6 +20,9 @@ type Vars struct {
 	// Family is the browser's family; "" for paths that are not a
 	// browser's own (fillgate's, a sandbox's).
 	Family manifest.Family
+	// Native makes paths of the machine this runs on (path/filepath),
+	// whatever OS's column the templates come from: for paths read here.
+	Native bool
 }
 
 // windowsDefaults are used when a Windows folder variable is unset.
@@ -48,11 +52,17 @@ func Home(v Vars) (string, error) {
 // NativeMessagingHosts folder inside it).
 func Expand(tmpl string, v Vars) (string, error) {
 	p := Path(v.OS)
+	root, isAbs := "/", p.IsAbs
+	join := func(base, rest string) string { return p.Join(base, rest) }
+	if v.Native {
+		root, isAbs = string(filepath.Separator), filepath.IsAbs
+		join = func(base, rest string) string { return filepath.Join(base, filepath.FromSlash(rest)) }
+	}
 	head, rest, _ := strings.Cut(strings.ReplaceAll(tmpl, `\`, "/"), "/")
 	var base string
 	switch {
 	case head == "":
-		return p.Join("/", rest), nil
+		return join(root, rest), nil
 	case head == "~":
 		h, err := Home(v)
 		if err != nil {
@@ -61,16 +71,16 @@ func Expand(tmpl string, v Vars) (string, error) {
 		base = h
 	case head == "$XDG_CONFIG_HOME":
 		switch chrome, xdg := v.Env("CHROME_CONFIG_HOME"), v.Env("XDG_CONFIG_HOME"); {
-		case v.Family == manifest.Chromium && chrome != "" && p.IsAbs(chrome):
+		case v.Family == manifest.Chromium && chrome != "" && isAbs(chrome):
 			base = chrome
-		case xdg != "" && p.IsAbs(xdg):
+		case xdg != "" && isAbs(xdg):
 			base = xdg
 		default:
 			h, err := Home(v)
 			if err != nil {
 				return "", err
 			}
-			base = p.Join(h, ".config")
+			base = join(h, ".config")
 		}
 	case strings.HasPrefix(head, "%") && strings.HasSuffix(head, "%") && len(head) > 2:
 		name := head[1 : len(head)-1]
@@ -84,5 +94,5 @@ func Expand(tmpl string, v Vars) (string, error) {
 	default:
 		return "", fmt.Errorf("bad path template %q", tmpl)
 	}
-	return p.Join(base, rest), nil
+	return join(base, rest), nil
 }

@@ -3,6 +3,8 @@ package browsertable
 import (
 	"flag"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -163,6 +165,10 @@ func TestExpand(t *testing.T) {
 		{"/etc/opt/chrome/native-messaging-hosts", linux(nil, manifest.Chromium), "/etc/opt/chrome/native-messaging-hosts"},
 		{`%LOCALAPPDATA%\Google\Chrome\User Data`, windows, `C:\L\Google\Chrome\User Data`},
 		{`%ProgramFiles(x86)%\Microsoft\Edge\Application\msedge.exe`, windows, `C:\Program Files (x86)\Microsoft\Edge\Application\msedge.exe`},
+		// Native: a path of the machine this runs on, whatever column
+		// the template is from (drivable reads the files here).
+		{`%LOCALAPPDATA%\Microsoft\Edge\User Data`, Vars{OS: "windows", Env: envOf(map[string]string{"LOCALAPPDATA": native("/l")}), Native: true},
+			filepath.Join(native("/l"), "Microsoft", "Edge", "User Data")},
 	} {
 		got, err := Expand(c.tmpl, c.v)
 		if err != nil || got != c.want {
@@ -182,6 +188,14 @@ func TestExpand(t *testing.T) {
 			t.Errorf("Expand(%q): error %v; want one containing %q", c.tmpl, err, c.want)
 		}
 	}
+}
+
+// native is an absolute path of this machine's.
+func native(p string) string {
+	if runtime.GOOS == "windows" {
+		return `C:` + filepath.FromSlash(p)
+	}
+	return p
 }
 
 // envOf reads the environment from m.

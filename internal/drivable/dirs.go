@@ -112,13 +112,10 @@ func (p *Probe) goos() string {
 
 // expand turns one of the browser table's path templates into a path
 // (browsertable.Expand, in the browser's environment), false when it
-// cannot be told. The path is read here, so it is made this OS's: a test
-// of Windows's column on another OS reads its files with "/".
+// cannot be told. The path is read here, so it is this machine's, whatever
+// OS's column the template comes from (a test reads another's).
 func (p *Probe) expand(tmpl string, f manifest.Family) (string, bool) {
-	path, err := browsertable.Expand(tmpl, browsertable.Vars{OS: p.goos(), Env: p.cfg.Env, Family: f})
-	if p.goos() == "windows" {
-		path = filepath.FromSlash(strings.ReplaceAll(path, `\`, "/"))
-	}
+	path, err := browsertable.Expand(tmpl, browsertable.Vars{OS: p.goos(), Env: p.cfg.Env, Family: f, Native: true})
 	return path, err == nil
 }
 

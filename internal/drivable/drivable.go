@@ -178,15 +178,8 @@ func isBrowser(family manifest.Family, exe string, args []string) bool {
 	if family == "" {
 		family = manifest.Chromium
 	}
-	names := []string{exe}
-	if len(args) > 0 {
-		first, _, _ := strings.Cut(args[0], " ") // a rewritten process title
-		names = append(names, first)
+	if exe == "" && len(args) > 0 {
+		exe, _, _ = strings.Cut(args[0], " ") // a rewritten process title
 	}
-	for _, n := range names {
-		if browsertable.OfFamily(family, n) {
-			return true
-		}
-	}
-	return false
+	return browsertable.OfFamily(family, exe)
 }
