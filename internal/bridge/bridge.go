@@ -173,52 +173,41 @@ func (b *Bridge) HandleNotice(raw json.RawMessage) {
 	}
 	switch env.Type {
 	case "hello":
-		var n helloNotice
-		if b.decodeNotice(raw, &n) {
-			b.helloed(n)
-		}
+		on(b, raw, b.helloed)
 	case "paused":
-		var n pausedNotice
-		if b.decodeNotice(raw, &n) {
-			b.recordPause(n.Paused)
-			b.mu.Lock()
-			b.status.Paused = n.Paused
-			b.mu.Unlock()
-			b.log.Info("bridge: extension pause switch changed", "paused", n.Paused)
-		}
+		on(b, raw, b.pauseFlipped)
 	case "prompt_closed":
-		var n promptClosedNotice
-		if b.decodeNotice(raw, &n) {
-			b.windowClosed(n.Window)
-		}
+		on(b, raw, func(n promptClosedNotice) { b.windowClosed(n.Window) })
 	case "end_lease":
-		var n endLeaseNotice
-		if b.decodeNotice(raw, &n) {
-			b.endLease(n.Lease)
-		}
+		on(b, raw, func(n endLeaseNotice) { b.endLease(n.Lease) })
 	case "passkey_called":
-		var n calledNotice
-		if b.decodeNotice(raw, &n) {
-			b.passkeyCalled(n)
-		}
+		on(b, raw, b.passkeyCalled)
 	case "passkey_aborted":
-		var n abortedNotice
-		if b.decodeNotice(raw, &n) {
-			b.passkeyAborted(n)
-		}
+		on(b, raw, b.passkeyAborted)
 	default:
 		b.log.Info("bridge: ignored an unknown notice", "type", cutType(env.Type))
 	}
 }
 
-// decodeNotice decodes a notice of a known type into n, and logs and
-// reports false when it does not decode.
-func (b *Bridge) decodeNotice(raw json.RawMessage, n any) bool {
-	if err := json.Unmarshal(raw, n); err != nil {
+// on decodes the notice raw into a T and hands it to handle; one that does
+// not decode is logged and dropped.
+func on[T any](b *Bridge, raw json.RawMessage, handle func(T)) {
+	var n T
+	if err := json.Unmarshal(raw, &n); err != nil {
 		b.log.Warn("bridge: ignored a malformed notice")
-		return false
+		return
 	}
-	return true
+	handle(n)
+}
+
+// pauseFlipped handles the extension's paused notice: the person flipped
+// the switch in the popup.
+func (b *Bridge) pauseFlipped(n pausedNotice) {
+	b.recordPause(n.Paused)
+	b.mu.Lock()
+	b.status.Paused = n.Paused
+	b.mu.Unlock()
+	b.log.Info("bridge: extension pause switch changed", "paused", n.Paused)
 }
 
 // helloed handles the extension's hello: its status, and the host notice
