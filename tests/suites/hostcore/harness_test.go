@@ -368,21 +368,18 @@ func (r *rig) startBinary(opts fakeext.Options) {
 }
 
 // standIn makes cmd, the host as Chromium would start it, a browser
-// stand-in that starts it (browserStandIn): this test binary run as
-// "chromium --user-data-dir=<the scenario's profile>", so that the host's
-// look at its parent finds a browser no program drives. It returns the
-// pipe the stand-in tells the host's pid on.
+// stand-in that starts it (browserStandIn): this test binary, as an
+// executable named chromium (standInBin), run with
+// "--user-data-dir=<the scenario's profile>", so that the host's look at
+// its parent finds a browser no program drives. It returns the pipe the
+// stand-in tells the host's pid on.
 func (r *rig) standIn(cmd *exec.Cmd) *os.File {
 	r.t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		r.t.Fatal(err)
-	}
 	profile := filepath.Join(r.dirs.root, "profile")
 	if err := os.MkdirAll(profile, 0o700); err != nil {
 		r.t.Fatal(err)
 	}
-	cmd.Path, cmd.Args = self, []string{"chromium", "--user-data-dir=" + profile}
+	cmd.Path, cmd.Args = standInBin(), []string{standInBin(), "--user-data-dir=" + profile}
 	cmd.Env = append(cmd.Env, standInHostEnv+"="+fillgateBin(), standInCallerEnv+"="+callerArg)
 	pr, pw, err := os.Pipe()
 	if err != nil {

@@ -49,6 +49,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "hostcore: %v\n", err)
 		os.Exit(1)
 	}
+	if err := placeStandIn(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		fmt.Fprintf(os.Stderr, "hostcore: %v\n", err)
+		os.Exit(1)
+	}
 	binDir = dir
 	code := m.Run()
 	_ = os.RemoveAll(dir)
@@ -77,6 +82,38 @@ func buildFillgate() (string, error) {
 		return "", fmt.Errorf("go build fillgate: %w\n%s", err, out)
 	}
 	return dir, nil
+}
+
+// standInBin is the browser stand-in's executable: this test binary under
+// the name chromium (browserStandIn), in binDir. The host judges its
+// parent by the executable's name, never by the argv[0] a process chose.
+func standInBin() string { return filepath.Join(binDir, "chromium") }
+
+// placeStandIn puts this test binary into dir as chromium: a hard link,
+// or a copy where dir is on another filesystem.
+func placeStandIn(dir string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("the stand-in browser: %w", err)
+	}
+	dst := filepath.Join(dir, "chromium")
+	if os.Link(self, dst) == nil {
+		return nil
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		return fmt.Errorf("the stand-in browser: %w", err)
+	}
+	defer src.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		return fmt.Errorf("the stand-in browser: %w", err)
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		_ = out.Close()
+		return fmt.Errorf("the stand-in browser: %w", err)
+	}
+	return out.Close()
 }
 
 // rawReport is what rawClient prints: who it ran as and what the socket
