@@ -76,26 +76,34 @@ func chromiumCommandLine(args []string) CommandLine {
 	return c
 }
 
-// chromiumSwitch splits a Chromium switch ("--name=value", "-name", and
-// on Windows "/name=value") into its lower-case name and its value.
-func chromiumSwitch(w string) (name, val string, ok bool) {
+// cutSwitch splits a command-line word that begins with "--", "-" or "/"
+// into its lower-case name and the value after "=", and says whether it
+// began with "/" (a Windows switch, or a path).
+func cutSwitch(w string) (name, val string, slash, ok bool) {
 	s, ok := strings.CutPrefix(w, "--")
 	if !ok {
 		s, ok = strings.CutPrefix(w, "-")
 	}
-	slash := false
 	if !ok {
 		s, ok = strings.CutPrefix(w, "/")
-		slash = true
+		slash = ok
 	}
 	if !ok || s == "" {
-		return "", "", false
+		return "", "", false, false
 	}
 	name, val, _ = strings.Cut(s, "=")
-	if slash && strings.ContainsAny(name, `/\`) {
-		return "", "", false // a path, not a switch
+	return strings.ToLower(name), val, slash, true
+}
+
+// chromiumSwitch splits a Chromium switch ("--name=value", "-name", and
+// on Windows "/name=value") into its lower-case name and its value; a
+// word that begins with "/" and has a separator in its name is a path.
+func chromiumSwitch(w string) (name, val string, ok bool) {
+	name, val, slash, ok := cutSwitch(w)
+	if !ok || slash && strings.ContainsAny(name, `/\`) {
+		return "", "", false
 	}
-	return strings.ToLower(name), val, true
+	return name, val, true
 }
 
 // firefoxCommandLine reads a Firefox command line. Firefox takes its flags
@@ -129,20 +137,13 @@ func firefoxCommandLine(args []string) CommandLine {
 }
 
 // firefoxFlag splits a Firefox flag into its lower-case name and the value
-// given with "=", if any.
+// given with "=", if any; a name with a "/" in it is a path.
 func firefoxFlag(a string) (name, val string, ok bool) {
-	s, ok := strings.CutPrefix(a, "--")
-	if !ok {
-		s, ok = strings.CutPrefix(a, "-")
-	}
-	if !ok {
-		s, ok = strings.CutPrefix(a, "/")
-	}
-	name, val, _ = strings.Cut(s, "=")
+	name, val, _, ok = cutSwitch(a)
 	if !ok || name == "" || strings.Contains(name, "/") {
-		return "", "", false // a path, not a flag
+		return "", "", false
 	}
-	return strings.ToLower(name), val, true
+	return name, val, true
 }
 
 // appendOnce appends s unless list holds it.

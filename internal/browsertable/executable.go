@@ -3,6 +3,7 @@ package browsertable
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fillgate/fillgate/internal/manifest"
 )
@@ -39,7 +40,8 @@ func executableName(exe string) string {
 // programs, a macOS bundle's name being its executable's, and its commands)
 // to the first browser of the table that has it: "chrome" is Google
 // Chrome's, though its Beta's and Chromium's on Windows are called so too.
-func executables() map[string]*Browser {
+// It is made once, from the table, which never changes.
+var executables = sync.OnceValue(func() map[string]*Browser {
 	out := map[string]*Browser{}
 	add := func(name string, b *Browser) {
 		if _, ok := out[name]; !ok && name != "" && b != nil {
@@ -62,7 +64,7 @@ func executables() map[string]*Browser {
 		add(exe, Lookup(name))
 	}
 	return out
-}
+})
 
 // ByExecutable returns the browser whose executable (a path, or a name
 // alone) exe is, or nil when the table has none of that name.
@@ -102,31 +104,24 @@ func OfFamily(f manifest.Family, exe string) bool {
 	if name == "" {
 		return false
 	}
-	known := slices.Clone(forks[f])
-	for n, b := range executables() {
-		if b.Family == f {
-			known = append(known, n)
-		}
-	}
-	for _, k := range known {
-		rest, ok := strings.CutPrefix(name, k)
-		if !ok {
-			continue
-		}
-		words := strings.FieldsFunc(rest, func(r rune) bool { return r == '-' || r == '_' || r == ' ' })
-		if rest == "" || (len(words) > 0 && strings.ContainsAny(rest[:1], "-_ ") && allChannelWords(words)) {
+	for k, b := range executables() {
+		if b.Family == f && named(name, k) {
 			return true
 		}
 	}
-	return false
+	return slices.ContainsFunc(forks[f], func(k string) bool { return named(name, k) })
 }
 
-// allChannelWords reports whether every word is a channel word.
-func allChannelWords(words []string) bool {
-	for _, w := range words {
-		if !channelWords[w] {
-			return false
-		}
+// named reports whether the executable name is the known name k, alone or
+// followed by channel words, each after a "-", "_" or " ".
+func named(name, k string) bool {
+	rest, ok := strings.CutPrefix(name, k)
+	if !ok || rest == "" {
+		return ok
 	}
-	return true
+	if !strings.ContainsRune("-_ ", rune(rest[0])) {
+		return false
+	}
+	words := strings.FieldsFunc(rest, func(r rune) bool { return strings.ContainsRune("-_ ", r) })
+	return len(words) > 0 && !slices.ContainsFunc(words, func(w string) bool { return !channelWords[w] })
 }
