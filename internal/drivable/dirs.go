@@ -44,9 +44,9 @@ func (p *Probe) chromiumDataDirs(given string) []string {
 // looked at: the one -profile names, else the profiles profiles.ini names
 // (-P NAME's, or the defaults: each installation's and the one marked
 // Default).
-func (p *Probe) firefoxProfiles(f firefoxView) []string {
-	if f.profile != "" {
-		if d := p.abs(f.profile); d != "" {
+func (p *Probe) firefoxProfiles(c browsertable.CommandLine) []string {
+	if c.Profile != "" {
+		if d := p.abs(c.Profile); d != "" {
 			return []string{d}
 		}
 		return nil
@@ -55,7 +55,7 @@ func (p *Probe) firefoxProfiles(f firefoxView) []string {
 	for _, b := range p.browsers(manifest.Firefox) {
 		for _, t := range b.OS[p.goos()].Profile {
 			if ini, ok := p.expand(t, manifest.Firefox); ok {
-				for _, d := range profilesFromINI(ini, f.named) {
+				for _, d := range profilesFromINI(ini, c.ProfileName) {
 					dirs = appendOnce(dirs, d)
 				}
 			}

@@ -128,11 +128,11 @@ func (p *Probe) look() view {
 		v.reasons = append(v.reasons, "fillgate cannot see the browser's own process (something else, such as a sandbox's portal, started its host), so it cannot rule out remote debugging")
 	}
 	var dirs []string
+	cl := browsertable.ReadCommandLine(p.cfg.Family, args)
+	v.reasons = append(v.reasons, switchReasons(p.cfg.Family, cl)...)
 	if p.cfg.Family == manifest.Firefox {
-		f := firefoxFlags(args)
-		v.reasons = append(v.reasons, f.reasons...)
 		v.reasons = append(v.reasons, firefoxEnv(p.cfg.Env)...)
-		dirs = p.firefoxProfiles(f)
+		dirs = p.firefoxProfiles(cl)
 		for _, d := range dirs {
 			v.files = append(v.files,
 				portFile{dir: d, name: marionettePortFile},
@@ -141,9 +141,7 @@ func (p *Probe) look() view {
 		}
 		return v
 	}
-	c := chromiumFlags(args)
-	v.reasons = append(v.reasons, c.reasons...)
-	dirs = p.chromiumDataDirs(c.userDataDir)
+	dirs = p.chromiumDataDirs(cl.UserDataDir)
 	for _, d := range dirs {
 		v.files = append(v.files, portFile{dir: d, name: devToolsPortFile})
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/internal/browsertable"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/tests/windows/wine"
 )
@@ -48,12 +49,12 @@ func TestChromiumFlags(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v := chromiumFlags(c.args)
-			if !reflect.DeepEqual(v.reasons, c.reasons) {
-				t.Errorf("reasons %q, want %q", v.reasons, c.reasons)
+			cl := browsertable.ReadCommandLine(manifest.Chromium, c.args)
+			if got := switchReasons(manifest.Chromium, cl); !reflect.DeepEqual(got, c.reasons) {
+				t.Errorf("reasons %q, want %q", got, c.reasons)
 			}
-			if v.userDataDir != c.dir {
-				t.Errorf("user data dir %q, want %q", v.userDataDir, c.dir)
+			if cl.UserDataDir != c.dir {
+				t.Errorf("user data dir %q, want %q", cl.UserDataDir, c.dir)
 			}
 		})
 	}
@@ -81,15 +82,15 @@ func TestFirefoxFlags(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v := firefoxFlags(c.args)
-			if !reflect.DeepEqual(v.reasons, c.reasons) {
-				t.Errorf("reasons %q, want %q", v.reasons, c.reasons)
+			cl := browsertable.ReadCommandLine(manifest.Firefox, c.args)
+			if got := switchReasons(manifest.Firefox, cl); !reflect.DeepEqual(got, c.reasons) {
+				t.Errorf("reasons %q, want %q", got, c.reasons)
 			}
-			if v.profile != c.profile {
-				t.Errorf("profile %q, want %q", v.profile, c.profile)
+			if cl.Profile != c.profile {
+				t.Errorf("profile %q, want %q", cl.Profile, c.profile)
 			}
-			if v.named != c.named {
-				t.Errorf("named profile %q, want %q", v.named, c.named)
+			if cl.ProfileName != c.named {
+				t.Errorf("named profile %q, want %q", cl.ProfileName, c.named)
 			}
 		})
 	}
@@ -522,11 +523,11 @@ func TestWhatCannotBeToldIsDriven(t *testing.T) {
 // TestWindowsSlashSwitches: Chromium on Windows takes its switches with a
 // slash too.
 func TestWindowsSlashSwitches(t *testing.T) {
-	v := chromiumFlags([]string{`C:\Program Files\Google\Chrome\Application\chrome.exe`, "/remote-debugging-port=9222", `/user-data-dir=C:\p`, "/home/a/page.html"})
-	if want := []string{"the browser was started with --remote-debugging-port"}; !reflect.DeepEqual(v.reasons, want) {
-		t.Errorf("reasons %q, want %q", v.reasons, want)
+	cl := browsertable.ReadCommandLine(manifest.Chromium, []string{`C:\Program Files\Google\Chrome\Application\chrome.exe`, "/remote-debugging-port=9222", `/user-data-dir=C:\p`, "/home/a/page.html"})
+	if want := []string{"the browser was started with --remote-debugging-port"}; !reflect.DeepEqual(switchReasons(manifest.Chromium, cl), want) {
+		t.Errorf("reasons %q, want %q", switchReasons(manifest.Chromium, cl), want)
 	}
-	if v.userDataDir != `C:\p` {
-		t.Errorf("user data dir %q, want %q", v.userDataDir, `C:\p`)
+	if cl.UserDataDir != `C:\p` {
+		t.Errorf("user data dir %q, want %q", cl.UserDataDir, `C:\p`)
 	}
 }

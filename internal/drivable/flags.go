@@ -7,12 +7,6 @@ import (
 	"github.com/fillgate/fillgate/internal/manifest"
 )
 
-// chromiumView is what a Chromium-family command line says.
-type chromiumView struct {
-	reasons     []string
-	userDataDir string // --user-data-dir, "" when not given
-}
-
 // chromiumSwitches are the switches that open a Chromium-family browser to
 // a program, with the reason each gives.
 var chromiumSwitches = map[string]string{
@@ -21,27 +15,6 @@ var chromiumSwitches = map[string]string{
 	"remote-debugging-address":  "the browser was started with --remote-debugging-address",
 	"remote-debugging-io-pipes": "the browser was started with --remote-debugging-io-pipes",
 	"enable-automation":         "the browser was started with --enable-automation (automation)",
-}
-
-// chromiumFlags reads a Chromium-family command line, argv[0] first.
-func chromiumFlags(args []string) chromiumView {
-	c := browsertable.ReadCommandLine(manifest.Chromium, args)
-	v := chromiumView{userDataDir: c.UserDataDir}
-	for _, name := range c.Switches {
-		if r, ok := chromiumSwitches[name]; ok {
-			v.reasons = appendOnce(v.reasons, r)
-		} else if strings.HasPrefix(name, "remote-debugging-") {
-			v.reasons = appendOnce(v.reasons, "the browser was started with a --remote-debugging switch")
-		}
-	}
-	return v
-}
-
-// firefoxView is what a Firefox command line says.
-type firefoxView struct {
-	reasons []string
-	profile string // -profile PATH, "" when not given
-	named   string // -P NAME, "" when not given
 }
 
 // firefoxSwitches are the flags that open Firefox to a program, with the
@@ -54,16 +27,24 @@ var firefoxSwitches = map[string]string{
 	"start-debugger-server": "the browser was started with -start-debugger-server",
 }
 
-// firefoxFlags reads a Firefox command line, argv[0] first.
-func firefoxFlags(args []string) firefoxView {
-	c := browsertable.ReadCommandLine(manifest.Firefox, args)
-	v := firefoxView{profile: c.Profile, named: c.ProfileName}
+// switchReasons says why the switches of a command line of family f open
+// the browser to a program, one reason each, in their order.
+func switchReasons(f manifest.Family, c browsertable.CommandLine) []string {
+	known := chromiumSwitches
+	if f == manifest.Firefox {
+		known = firefoxSwitches
+	}
+	var reasons []string
 	for _, name := range c.Switches {
-		if r, ok := firefoxSwitches[name]; ok {
-			v.reasons = appendOnce(v.reasons, r)
+		r, ok := known[name]
+		if !ok && f != manifest.Firefox && strings.HasPrefix(name, "remote-debugging-") {
+			r, ok = "the browser was started with a --remote-debugging switch", true
+		}
+		if ok {
+			reasons = appendOnce(reasons, r)
 		}
 	}
-	return v
+	return reasons
 }
 
 // firefoxEnv is what the environment Firefox handed the host says: Firefox
