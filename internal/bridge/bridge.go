@@ -254,7 +254,7 @@ func (b *Bridge) Outcome(r fill.Result) {
 
 // Ping checks that the extension answers.
 func (b *Bridge) Ping(ctx context.Context) error {
-	var reply typeReply
+	var reply typeOnly
 	return b.call(ctx, "ping", typeOnly{"ping"}, "pong", &reply)
 }
 

@@ -13,8 +13,8 @@ import (
 
 // Host → extension requests.
 type (
-	// typeOnly is a request with nothing but its type: ping, peek and
-	// drivable.
+	// typeOnly is a message with nothing but its type: the ping, peek
+	// and drivable requests, and the pong, notified and ok replies.
 	typeOnly struct {
 		Type string `json:"type"`
 	}
@@ -86,11 +86,6 @@ type (
 // Extension → host replies (insertedReply and driveReply are in insert.go
 // and drivable.go).
 type (
-	// typeReply is a reply that says nothing but its type: pong,
-	// notified, ok.
-	typeReply struct {
-		Type string `json:"type"`
-	}
 	inspectedReply struct {
 		Type string `json:"type"`
 		fill.Inspection

@@ -14,7 +14,7 @@ var _ fill.Notifier = (*Bridge)(nil)
 // browser took it. The Engine fills with no prompt only after this
 // succeeded.
 func (b *Bridge) Notify(ctx context.Context, n fill.Notice) error {
-	var reply typeReply
+	var reply typeOnly
 	return b.call(ctx, "notify", notifyRequest{"notify", n.Title, n.Message}, "notified", &reply)
 }
 

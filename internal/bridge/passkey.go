@@ -87,7 +87,7 @@ func (b *Bridge) ArmPasskey(ctx context.Context, a passkey.Arm, rpID string, arm
 func (b *Bridge) disarm(request string) {
 	ctx, cancel := context.WithTimeout(context.Background(), disarmBudget)
 	defer cancel()
-	var reply typeReply
+	var reply typeOnly
 	if err := b.call(ctx, "passkey_disarm", passkeyVerdict{"passkey_disarm", request}, "ok", &reply); err != nil {
 		b.log.Warn("bridge: could not disarm a passkey request", "err", err)
 	}
@@ -96,7 +96,7 @@ func (b *Bridge) disarm(request string) {
 // AnswerPasskey hands the page the response to its call under request.
 func (b *Bridge) AnswerPasskey(ctx context.Context, request string, r fill.PasskeyResponse) error {
 	enc := func(v []byte) string { return base64.RawURLEncoding.EncodeToString(v) }
-	var reply typeReply
+	var reply typeOnly
 	return b.call(ctx, "passkey_answer", passkeyAnswerRequest{"passkey_answer", request, passkeyResponse{enc(r.ID), enc(r.ClientDataJSON), enc(r.AuthenticatorData), enc(r.Signature),
 		enc(r.UserHandle), enc(r.AttestationObject), enc(r.PublicKey)}}, "ok", &reply)
 }
@@ -113,7 +113,7 @@ func (b *Bridge) PassPasskey(ctx context.Context, request string) error {
 }
 
 func (b *Bridge) verdict(ctx context.Context, kind, request string) error {
-	var reply typeReply
+	var reply typeOnly
 	return b.call(ctx, kind, passkeyVerdict{kind, request}, "ok", &reply)
 }
 

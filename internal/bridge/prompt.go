@@ -84,7 +84,7 @@ func (w *window) Close(ctx context.Context) error {
 		return nil
 	default:
 	}
-	var reply typeReply
+	var reply typeOnly
 	err := w.b.call(ctx, "close_prompt", closePromptRequest{"close_prompt", w.id}, "ok", &reply)
 	w.b.mu.Lock()
 	delete(w.b.windows, w.id)
