@@ -102,7 +102,7 @@ type HostDrive struct {
 // file, a configured CDP endpoint and the refused connections.
 func Run(ctx context.Context, p Probes) *Report {
 	d := &Report{}
-	su := Setup{OS: browsertable.Column(runtime.GOOS), Short: func(s string) string { return s }}
+	su := Setup{OS: browsertable.Column(runtime.GOOS)}
 	if p.Setup != nil {
 		got, err := p.Setup(ctx)
 		if err != nil {
@@ -110,10 +110,10 @@ func Run(ctx context.Context, p Probes) *Report {
 			return d
 		}
 		su = got
-		if su.Short == nil {
-			su.Short = func(s string) string { return s }
-		}
 		d.Checks = append(d.Checks, su.Checks...)
+	}
+	if su.Short == nil {
+		su.Short = func(s string) string { return s }
 	}
 
 	cdpOK := false

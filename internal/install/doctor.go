@@ -22,14 +22,12 @@ func Check(o Options, version string) (doctor.Setup, error) {
 		return doctor.Setup{}, err
 	}
 	var d checks
-	s.doctorBinary(&d, version)
-	s.doctorExtension(&d)
+	from := s.installedFrom()
+	s.doctorBinary(&d, version, from)
+	carried := s.doctorExtension(&d)
 	good := s.doctorManifests(&d)
 	s.doctorSocket(&d)
-	su := doctor.Setup{Checks: d, OS: s.os, Upgrade: s.installedFrom().Upgrade, Short: s.tilde}
-	if m, err := fs.ReadFile(s.ext, "manifest.json"); err == nil {
-		su.Carried = extensionVersion(m)
-	}
+	su := doctor.Setup{Checks: d, OS: s.os, Carried: carried, Upgrade: from.Upgrade, Short: s.tilde}
 	if good != nil {
 		su.Start = "start " + good.Title + " with the extension loaded (" + loadHint(good, s.p.Join(s.DataDir, extensionDirName), s.p) + ")"
 	}
@@ -41,12 +39,13 @@ type checks []doctor.Check
 
 func (c *checks) add(x doctor.Check) { *c = append(*c, x) }
 
-func (s *sys) doctorBinary(d *checks, version string) {
+// doctorBinary checks the binary the manifests run: version is its
+// version, from how it was installed.
+func (s *sys) doctorBinary(d *checks, version string, from installedFrom) {
 	name := "fillgate"
 	if version != "" {
 		name = binaryName(version)
 	}
-	from := s.installedFrom()
 	fi, err := s.FS.Stat(s.Binary)
 	switch {
 	case err != nil:
@@ -68,14 +67,16 @@ func (s *sys) doctorBinary(d *checks, version string) {
 	}
 }
 
-// doctorExtension checks the unpacked extension: the per-user copy, or
-// the system-wide one.
-func (s *sys) doctorExtension(d *checks) {
+// doctorExtension checks the unpacked extension (the per-user copy, or
+// the system-wide one) and returns the version of the one this binary
+// carries, "" when it carries none.
+func (s *sys) doctorExtension(d *checks) (carried string) {
 	want, err := fs.ReadFile(s.ext, "manifest.json")
 	if err != nil {
 		d.add(doctor.Check{Name: "extension", Level: doctor.Fail, Detail: "this binary carries no extension: " + err.Error()})
-		return
+		return ""
 	}
+	carried = extensionVersion(want)
 	var dirs []string
 	if !s.System {
 		dirs = append(dirs, s.p.Join(s.DataDir, extensionDirName))
@@ -96,11 +97,12 @@ func (s *sys) doctorExtension(d *checks) {
 		d.add(doctor.Check{Name: "extension", Level: doctor.Warn, Detail: "not unpacked at " + s.tilde(dir), Fix: s.installCmd(nil, false)})
 	case string(have) != string(want):
 		d.add(doctor.Check{Name: "extension", Level: doctor.Warn,
-			Detail: fmt.Sprintf("the copy at %s is version %q; this binary carries %q", s.tilde(dir), extensionVersion(have), extensionVersion(want)),
+			Detail: fmt.Sprintf("the copy at %s is version %q; this binary carries %q", s.tilde(dir), extensionVersion(have), carried),
 			Fix:    "fillgate install, then reload fillgate on the browser's extensions page"})
 	default:
-		d.add(doctor.Check{Name: "extension", Level: doctor.OK, Detail: fmt.Sprintf("version %s unpacked at %s", extensionVersion(want), s.tilde(dir))})
+		d.add(doctor.Check{Name: "extension", Level: doctor.OK, Detail: fmt.Sprintf("version %s unpacked at %s", carried, s.tilde(dir))})
 	}
+	return carried
 }
 
 func (s *sys) doctorSocket(d *checks) {
