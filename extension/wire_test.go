@@ -3,11 +3,12 @@ package extension
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/fillgate/fillgate/tests/kit/wirevec"
 )
 
 // TestWireVectors loads the service worker in Node with a stub of the
@@ -24,19 +25,13 @@ func TestWireVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal("node not found: tests/setup installs what the tests need") // never skipped
 	}
-	data, err := os.ReadFile("../testdata/wire/native-messaging.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var vectors []struct {
 		Name    string         `json:"name"`
 		From    string         `json:"from"`
 		Kind    string         `json:"kind"`
 		Message map[string]any `json:"message"`
 	}
-	if err := json.Unmarshal(data, &vectors); err != nil {
-		t.Fatal(err)
-	}
+	data := wirevec.Load(t, "native-messaging.json", &vectors)
 	cmd := exec.CommandContext(t.Context(), node, "testdata/wire.js")
 	cmd.Stdin = bytes.NewReader(data)
 	var stderr bytes.Buffer

@@ -1,12 +1,13 @@
 package agentsock
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fillgate/fillgate/tests/kit/wirevec"
 )
 
 // agentSocketVector is one example message of the agent socket
@@ -18,18 +19,11 @@ type agentSocketVector struct {
 	Message json.RawMessage `json:"message"`
 }
 
+// loadAgentSocketVectors reads testdata/wire/agent-socket.json.
 func loadAgentSocketVectors(t *testing.T) []agentSocketVector {
 	t.Helper()
-	data, err := os.ReadFile("../../testdata/wire/agent-socket.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var vs []agentSocketVector
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&vs); err != nil || len(vs) == 0 {
-		t.Fatalf("the agent socket's vectors: %v (%d)", err, len(vs))
-	}
+	wirevec.Load(t, "agent-socket.json", &vs)
 	return vs
 }
 
@@ -44,19 +38,11 @@ func TestWireVectors(t *testing.T) {
 			if v.Kind == "request" {
 				got = new(Request)
 			}
-			dec := json.NewDecoder(bytes.NewReader(v.Message))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(got); err != nil {
+			same, again, err := wirevec.RoundTrip(v.Message, got)
+			if err != nil {
 				t.Fatalf("does not decode into %T: %v", got, err)
 			}
-			again, err := json.Marshal(got)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want, have any
-			_ = json.Unmarshal(v.Message, &want)
-			_ = json.Unmarshal(again, &have)
-			if !reflect.DeepEqual(have, want) {
+			if !same {
 				t.Errorf("%T writes\n%s\nwant (the vector)\n%s", got, again, v.Message)
 			}
 		})

@@ -1,13 +1,13 @@
 package bridge
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fillgate/fillgate/tests/kit/wirevec"
 )
 
 // wireVector is one example message of a wire (testdata/wire/*.json): who
@@ -71,7 +71,8 @@ var nativeMessagingTypes = map[string]func() any{
 // adds a request's id and reads a reply's; an error reply is the port's
 // (id, type, error, detail); the insert's value is secretjson's.
 func TestWireVectors(t *testing.T) {
-	vs := loadWireVectors(t, "../../testdata/wire/native-messaging.json")
+	var vs []wireVector
+	wirevec.Load(t, "native-messaging.json", &vs)
 	seen := map[string]bool{}
 	for _, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
@@ -112,22 +113,17 @@ func TestWireVectors(t *testing.T) {
 			}
 			msg, _ := json.Marshal(fields)
 			got := newType()
-			dec := json.NewDecoder(bytes.NewReader(msg))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(got); err != nil {
-				t.Fatalf("%s does not decode into %T: %v", key, got, err)
-			}
 			if v.From != "host" {
+				if err := wirevec.Strict(msg, got); err != nil {
+					t.Fatalf("%s does not decode into %T: %v", key, got, err)
+				}
 				return
 			}
-			again, err := json.Marshal(got)
+			same, again, err := wirevec.RoundTrip(msg, got)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s does not decode into %T: %v", key, got, err)
 			}
-			var want, have any
-			_ = json.Unmarshal(msg, &want)
-			_ = json.Unmarshal(again, &have)
-			if !reflect.DeepEqual(have, want) {
+			if !same {
 				t.Errorf("%T writes\n%s\nwant (the vector)\n%s", got, again, msg)
 			}
 		})
@@ -137,25 +133,6 @@ func TestWireVectors(t *testing.T) {
 			t.Errorf("no vector for %q", key)
 		}
 	}
-}
-
-// loadWireVectors reads the vectors of one wire.
-func loadWireVectors(t *testing.T, path string) []wireVector {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vs []wireVector
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&vs); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if len(vs) == 0 {
-		t.Fatalf("%s: no vectors", path)
-	}
-	return vs
 }
 
 // TestProtocolShowsTheVectors holds PROTOCOL.md §2 to the vectors: every
@@ -174,7 +151,8 @@ func TestProtocolShowsTheVectors(t *testing.T) {
 		t.Fatal("PROTOCOL.md has no section 2")
 	}
 	section = section[start:end]
-	vs := loadWireVectors(t, "../../testdata/wire/native-messaging.json")
+	var vs []wireVector
+	wirevec.Load(t, "native-messaging.json", &vs)
 	keysOf := func(raw []byte) map[string]bool {
 		var m map[string]json.RawMessage
 		_ = json.Unmarshal(raw, &m)

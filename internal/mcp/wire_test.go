@@ -1,15 +1,13 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/wirevec"
 )
 
 // TestWireVectors holds the MCP tool's vectors (testdata/wire/mcp.json,
@@ -19,21 +17,13 @@ import (
 // strictly into fill.Result, encodes again to the same JSON, and is what
 // the output schema describes, every member of it a property there.
 func TestWireVectors(t *testing.T) {
-	data, err := os.ReadFile("../../testdata/wire/mcp.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var vs []struct {
 		Name    string          `json:"name"`
 		Kind    string          `json:"kind"`
 		Message json.RawMessage `json:"message"`
 		Names   string          `json:"names"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&vs); err != nil || len(vs) == 0 {
-		t.Fatalf("the MCP tool's vectors: %v (%d)", err, len(vs))
-	}
+	wirevec.Load(t, "mcp.json", &vs)
 	for _, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
 			switch v.Kind {
@@ -50,16 +40,11 @@ func TestWireVectors(t *testing.T) {
 			case "result":
 				checkSchema(t, outputSchema(), v.Message)
 				var r fill.Result
-				dec := json.NewDecoder(bytes.NewReader(v.Message))
-				dec.DisallowUnknownFields()
-				if err := dec.Decode(&r); err != nil {
+				same, again, err := wirevec.RoundTrip(v.Message, &r)
+				if err != nil {
 					t.Fatalf("does not decode into fill.Result: %v", err)
 				}
-				again, _ := json.Marshal(r)
-				var want, have any
-				_ = json.Unmarshal(v.Message, &want)
-				_ = json.Unmarshal(again, &have)
-				if !reflect.DeepEqual(have, want) {
+				if !same {
 					t.Errorf("fill.Result writes\n%s\nwant (the vector)\n%s", again, v.Message)
 				}
 			default:

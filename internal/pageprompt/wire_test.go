@@ -1,11 +1,11 @@
 package pageprompt
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"testing"
+
+	"github.com/fillgate/fillgate/tests/kit/wirevec"
 )
 
 // TestWireVectors holds the prompt's answers (testdata/wire/
@@ -14,26 +14,16 @@ import (
 // unread or misnamed, and readPayload takes it as the vector says
 // (made-up values, never a person's).
 func TestWireVectors(t *testing.T) {
-	data, err := os.ReadFile("../../testdata/wire/prompt-answer.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var vs []struct {
 		Name    string          `json:"name"`
 		Action  string          `json:"action"`
 		Payload json.RawMessage `json:"payload"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&vs); err != nil || len(vs) == 0 {
-		t.Fatalf("the prompt's vectors: %v (%d)", err, len(vs))
-	}
+	wirevec.Load(t, "prompt-answer.json", &vs)
 	for _, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
 			var strict payload
-			dec := json.NewDecoder(bytes.NewReader(v.Payload))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&strict); err != nil {
+			if err := wirevec.Strict(v.Payload, &strict); err != nil {
 				t.Fatalf("does not decode into payload: %v", err)
 			}
 			var want struct {
