@@ -50,8 +50,9 @@ func (s *Source) Fetch(ctx context.Context, req secrets.Request) ([]byte, error)
 		Store:    Store,
 		Path:     path,
 		Args:     []string{"get", what, s.Item},
-		Env:      storecmd.Env(s.Environ, EnvKeys, "BW_NOINTERACTION=true", "LC_MESSAGES=C"),
-		Dir:      storecmd.Getenv(s.Environ, "HOME"),
+		Environ:  s.Environ,
+		Keys:     EnvKeys,
+		Set:      []string{"BW_NOINTERACTION=true"},
 		Classify: s.classify,
 	})
 	if err != nil {

@@ -76,8 +76,8 @@ func (s *Source) Fetch(ctx context.Context, req secrets.Request) ([]byte, error)
 		Store:    Store,
 		Path:     path,
 		Args:     args,
-		Env:      storecmd.Env(s.Environ, EnvKeys, "LC_MESSAGES=C"),
-		Dir:      storecmd.Getenv(s.Environ, "HOME"),
+		Environ:  s.Environ,
+		Keys:     EnvKeys,
 		Classify: s.classify,
 	})
 	if err != nil {

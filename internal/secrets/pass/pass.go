@@ -52,8 +52,9 @@ func (s *Source) Fetch(ctx context.Context, req secrets.Request) ([]byte, error)
 		Store:    Store,
 		Path:     path,
 		Args:     []string{"show", "--", s.Entry},
-		Env:      storecmd.Env(s.Environ, EnvKeys, append(extra, "LC_MESSAGES=C")...),
-		Dir:      storecmd.Getenv(s.Environ, "HOME"),
+		Environ:  s.Environ,
+		Keys:     EnvKeys,
+		Set:      extra,
 		Classify: s.classify,
 	})
 	if err != nil {

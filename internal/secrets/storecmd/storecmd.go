@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,11 +40,16 @@ type Command struct {
 	Path string
 	// Args are its arguments, fixed by the policy.
 	Args []string
-	// Env is its whole environment ("KEY=value"; see Env).
-	Env []string
-	// Dir is its working directory; "" (or one that is not there) means
-	// the root directory.
-	Dir string
+	// Environ is the environment the program's own is taken from
+	// ("KEY=value"): only the entries for Keys (see Env), then Set, then
+	// LC_MESSAGES=C, so that what it prints on stderr is in the English
+	// Classify reads. It runs in Environ's HOME, or in the root directory
+	// when that is unset or not a directory.
+	Environ []string
+	// Keys are the variables passed on from Environ.
+	Keys []string
+	// Set are further variables ("KEY=value"), which win over Environ's.
+	Set []string
 	// Stdin, when not nil, is written to the program's standard input,
 	// which is then closed (otherwise stdin is empty). The caller zeroes
 	// it.
@@ -65,10 +71,12 @@ func Run(parent context.Context, c Command) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(parent, cmp.Or(c.Timeout, DefaultTimeout))
 	defer cancel()
 	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Env = append([]string{}, c.Env...) // never nil: nil would pass on fillgate's own environment
+	cmd.Env = Env(c.Environ, c.Keys, append(slices.Clip(c.Set), "LC_MESSAGES=C")...) // never nil: nil would pass on fillgate's own environment
 	cmd.Dir = string(filepath.Separator)
-	if fi, err := os.Stat(c.Dir); c.Dir != "" && err == nil && fi.IsDir() {
-		cmd.Dir = c.Dir
+	if home := Getenv(c.Environ, "HOME"); home != "" {
+		if fi, err := os.Stat(home); err == nil && fi.IsDir() {
+			cmd.Dir = home
+		}
 	}
 	ownGroup(cmd)
 	stdin, err := cmd.StdinPipe()

@@ -36,7 +36,7 @@ func TestRunArgsEnvStdinStdout(t *testing.T) {
 	environ := []string{"PATH=/usr/bin:/bin", "HOME=/home/u", "UNRELATED_TOKEN=zzz", "OP_SESSION_abc=s1", "OP_ACCOUNT=a", "EMPTY="}
 	c := Command{
 		Store: "store", Path: d.Program("store"), Args: []string{"show", "--", "work/github"},
-		Env:   Env(environ, []string{"PATH", "HOME", "EMPTY", "OP_*", "MISSING"}, "LC_MESSAGES=C"),
+		Environ: environ, Keys: []string{"PATH", "HOME", "EMPTY", "OP_*", "MISSING"},
 		Stdin: append(slices.Clone(dbPassword), '\n'),
 	}
 	done := fetch(c)
@@ -57,6 +57,31 @@ func TestRunArgsEnvStdinStdout(t *testing.T) {
 	}
 }
 
+// TestRunInHome: the program runs in the HOME of the environment it is
+// given, and in the root directory when that is unset or no directory.
+func TestRunInHome(t *testing.T) {
+	d := standins.Install(t, "store")
+	home := t.TempDir()
+	for _, tc := range []struct {
+		environ []string
+		want    string
+	}{
+		{[]string{"PATH=/usr/bin:/bin", "HOME=" + home}, home},
+		{[]string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join(home, "gone")}, "/"},
+		{[]string{"PATH=/usr/bin:/bin"}, "/"},
+	} {
+		done := fetch(Command{Store: "store", Path: d.Program("store"), Environ: tc.environ, Keys: []string{"PATH", "HOME"}})
+		run := d.Next()
+		if got := run.Dir(); got != tc.want {
+			t.Errorf("with %q the program ran in %q; want %q", tc.environ, got, tc.want)
+		}
+		run.Answer(0, false, []byte("x\n"))
+		if r := <-done; r.err != nil {
+			t.Fatalf("Run: %v", r.err)
+		}
+	}
+}
+
 func TestRunFailures(t *testing.T) {
 	d := standins.Install(t, "store")
 	classify := func(code int, stderr []byte) *secrets.Error {
@@ -65,7 +90,7 @@ func TestRunFailures(t *testing.T) {
 		}
 		return nil
 	}
-	base := Command{Store: "store", Path: d.Program("store"), Args: []string{"get", "x"}, Env: []string{"PATH=/usr/bin:/bin"}, Classify: classify}
+	base := Command{Store: "store", Path: d.Program("store"), Args: []string{"get", "x"}, Environ: []string{"PATH=/usr/bin:/bin"}, Keys: []string{"PATH"}, Classify: classify}
 
 	// A classified failure: stderr read, never repeated.
 	marker := leakscan.NewSecret(t)
@@ -111,7 +136,7 @@ func TestRunEndsWithContext(t *testing.T) {
 	gone := errors.New("the request ended")
 	done := make(chan result, 1)
 	go func() {
-		v, err := Run(ctx, Command{Store: "store", Path: d.Program("store"), Env: []string{"PATH=/usr/bin:/bin"}})
+		v, err := Run(ctx, Command{Store: "store", Path: d.Program("store"), Environ: []string{"PATH=/usr/bin:/bin"}, Keys: []string{"PATH"}})
 		done <- result{v, err}
 	}()
 	run := d.Next()

@@ -177,6 +177,9 @@ func (r *Run) Cmdline() []byte { b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdli
 // Environ is /proc/PID/environ.
 func (r *Run) Environ() []byte { b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", r.PID)); return b }
 
+// Dir is the stand-in's working directory, or "" when it cannot be read.
+func (r *Run) Dir() string { d, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", r.PID)); return d }
+
 // Answer tells the stand-in to print out on stdout (or on stderr when
 // toStderr) and exit with code. out is not kept.
 func (r *Run) Answer(code int, toStderr bool, out []byte) {
