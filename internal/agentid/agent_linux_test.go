@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/child"
+
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/procinfo"
 )
@@ -129,8 +131,8 @@ func TestForwardedAgentIsItsTunnelProcess(t *testing.T) {
 func TestAgentAncestry(t *testing.T) {
 	self := Self()
 	bin := t.TempDir()
-	fillgateCopy := copyExe(t, bin, "fillgate")
-	agentCopy := copyExe(t, bin, "some-agent")
+	fillgateCopy := child.CopySelf(t, bin, "fillgate")
+	agentCopy := child.CopySelf(t, bin, "some-agent")
 
 	// sh -> fillgate -> this test binary. "; exit" keeps sh from
 	// exec'ing its last command.

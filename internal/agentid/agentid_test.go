@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fillgate/fillgate/tests/kit/child"
+
 	"github.com/fillgate/fillgate/internal/fill"
 )
 
@@ -31,7 +33,7 @@ func TestForwardedOnlyFromFillgate(t *testing.T) {
 	}
 	// A copy of this binary under another name: neither fillgate nor this
 	// executable.
-	other := startIdle(t, copyExe(t, t.TempDir(), "other"+exeSuffix()))
+	other := startIdle(t, child.CopySelf(t, t.TempDir(), "other"+exeSuffix()))
 	if _, ok := Forwarded(named, other, self); ok {
 		t.Error("a peer that is not fillgate named the agent")
 	}

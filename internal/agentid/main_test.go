@@ -5,9 +5,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/fillgate/fillgate/tests/kit/child"
 )
 
 // The test binary doubles as helper processes, picked by FGTEST_HELPER:
@@ -57,32 +58,15 @@ func exeSuffix() string {
 	return ""
 }
 
-// copyExe copies the test binary to dir/name, executable by anyone.
-func copyExe(t testing.TB, dir, name string) string {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // startChain starts cmd, whose last process is a wait helper, and returns
 // that process's pid; the chain ends (its stdin closed, then waited for)
 // when the test does.
 func startChain(t testing.TB, cmd *exec.Cmd) int {
 	t.Helper()
 	cmd.Stderr = os.Stderr
+	out, _ := child.Start(t, cmd)
 	var pid int
-	if _, err := fmt.Fscan(startUntilTestEnds(t, cmd), &pid); err != nil {
+	if _, err := fmt.Fscan(out, &pid); err != nil {
 		_ = cmd.Process.Kill()
 		t.Fatalf("the chain %v did not start: %v", cmd.Args, err)
 	}
@@ -95,32 +79,11 @@ func startIdle(t testing.TB, exe string) int {
 	t.Helper()
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), envHelper+"=idle")
+	out, _ := child.Start(t, cmd)
 	var ready string
-	if _, err := fmt.Fscan(startUntilTestEnds(t, cmd), &ready); err != nil || ready != "ready" {
+	if _, err := fmt.Fscan(out, &ready); err != nil || ready != "ready" {
 		_ = cmd.Process.Kill()
 		t.Fatalf("helper %s did not start: %q, %v", exe, ready, err)
 	}
 	return cmd.Process.Pid
-}
-
-// startUntilTestEnds starts cmd with its stdin held open until the test
-// ends (then closed, and cmd waited for) and returns its stdout.
-func startUntilTestEnds(t testing.TB, cmd *exec.Cmd) io.Reader {
-	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
-	return stdout
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fillgate/fillgate/tests/kit/child"
+
 	"github.com/fillgate/fillgate/internal/fill"
 )
 
@@ -44,7 +46,7 @@ func openDir(t *testing.T) (dir, exe string) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return dir, copyExe(t, dir, "client")
+	return dir, child.CopySelf(t, dir, "client")
 }
 
 func TestForeignUIDRefused(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/fillgate/fillgate/tests/kit/child"
+
 	"golang.org/x/sys/windows"
 
 	"github.com/fillgate/fillgate/internal/fill"
@@ -73,7 +75,7 @@ func helperSquat() int {
 // returns its report.
 func startSquatter(t *testing.T, path string) (stop func() squat.Report) {
 	t.Helper()
-	exe := copyExe(t, t.TempDir(), "squatter.exe")
+	exe := child.CopySelf(t, t.TempDir(), "squatter.exe")
 	_, out, stdin := startHelper(t, append(os.Environ(), envHelper+"=squat", envSocket+"="+path), exe)
 	return func() squat.Report {
 		stdin.Close()

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/child"
+
 	"github.com/fillgate/fillgate/internal/fill"
 )
 
@@ -262,24 +264,6 @@ func wantError(t testing.TB, msgs []Message, code string) {
 	}
 }
 
-// copyExe copies the test binary to dir/name, executable by anyone.
-func copyExe(t testing.TB, dir, name string) string {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func runHelper(t testing.TB, cmd *exec.Cmd) helperReport {
 	t.Helper()
 	out, err := cmd.Output()
@@ -318,22 +302,8 @@ func startHelper(t testing.TB, env []string, argv ...string) (*exec.Cmd, *bufio.
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
+	stdout, stdin := child.Start(t, cmd)
 	out := bufio.NewReader(stdout)
 	line, err := out.ReadString('\n')
 	if err != nil || line != "ready\n" {

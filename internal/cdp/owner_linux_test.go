@@ -9,10 +9,11 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fillgate/fillgate/tests/kit/child"
 )
 
 func TestParseProcAddr(t *testing.T) {
@@ -44,56 +45,58 @@ func TestOwnListenerIsMine(t *testing.T) {
 	}
 }
 
-// TestOtherUsersListenerRefused has uid nobody listen on a loopback port,
-// as a squatter on 127.0.0.1:9222 would, and checks that the endpoint is
-// refused before anything is sent to it.
-func TestOtherUsersListenerRefused(t *testing.T) {
-	if os.Getenv("FILLGATE_SQUAT") == "1" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+// envSquat, when set, makes the test binary a squatter: it listens on
+// the address it names, prints the address it got and waits until its
+// stdin closes.
+const envSquat = "FILLGATE_SQUAT"
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(envSquat); addr != "" {
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
+			os.Stdout.WriteString("error " + err.Error() + "\n")
 			os.Exit(1)
 		}
 		os.Stdout.WriteString(ln.Addr().String() + "\n")
 		_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin
 		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// squatAsNobody runs a copy of the test binary as uid nobody (with
+// setpriv's further options opts), listening on addr until the test ends,
+// and returns the address it listens on.
+func squatAsNobody(t *testing.T, ctx context.Context, addr string, opts ...string) string {
+	t.Helper()
 	if os.Getuid() != 0 {
-		t.Skip("needs root to run a listener as another user (CI runs as root)")
+		t.Fatal("this test runs a listener as uid nobody and needs root, as tests/run has")
 	}
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	bin := child.CopySelf(t, dir, "cdp.test")
+	args := append([]string{"--reuid=nobody", "--regid=nogroup", "--clear-groups"}, opts...)
+	cmd := exec.CommandContext(ctx, "setpriv", append(args, bin)...)
+	cmd.Env = append(os.Environ(), envSquat+"="+addr)
+	stdout, _ := child.Start(t, cmd)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || strings.HasPrefix(line, "error ") {
+		t.Fatalf("the squatter did not listen on %s: %q %v", addr, line, err)
 	}
-	bin := filepath.Join(dir, "cdp.test")
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	return strings.TrimSpace(line)
+}
+
+// TestOtherUsersListenerRefused has uid nobody listen on a loopback port,
+// as a squatter on 127.0.0.1:9222 would, and checks that the endpoint is
+// refused before anything is sent to it.
+func TestOtherUsersListenerRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-		bin, "-test.run=^TestOtherUsersListenerRefused$")
-	cmd.Env = append(os.Environ(), "FILLGATE_SQUAT=1")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); _ = cmd.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("squatter did not start: %v", err)
-	}
-	addr := strings.TrimSpace(line)
+	addr := squatAsNobody(t, ctx, "127.0.0.1:0")
 
-	err = checkListenerOwner(addr)
+	err := checkListenerOwner(addr)
 	if err == nil || !strings.Contains(err.Error(), "not to you") {
 		t.Fatalf("a listener of uid nobody was accepted: %v", err)
 	}

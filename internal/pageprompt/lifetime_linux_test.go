@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/child"
+
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
@@ -65,14 +67,7 @@ func startPromptProcess(t *testing.T, ctx context.Context, budget time.Duration)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPromptProcess$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+budget.String())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := child.Pipes(t, cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/child"
+
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
@@ -333,16 +335,9 @@ func (r *rig) startBinary(opts fakeext.Options) {
 	if r.browser == undriven {
 		pids = r.standIn(cmd)
 	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		r.t.Fatal(err)
-	}
 	// The host's stdout is a pipe it writes to itself, as a browser's is,
 	// so that closing its read end (hostStdout) is the browser hanging up.
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	stdin, stdout := child.Pipes(r.t, cmd)
 	pr, pw := io.Pipe()
 	r.hostOut = &frameTap{fwd: pw}
 	r.hostErr = &syncbuf.Buffer{}

@@ -2,7 +2,6 @@ package hostcore
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fillgate/fillgate/tests/kit/child"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
@@ -49,7 +50,9 @@ func TestOtherUserGetsNoFill(t *testing.T) {
 	if err := os.Chown(nb, nobodyUID, nobodyUID); err != nil {
 		t.Fatal(err)
 	}
-	rawExe := copyTestBinary(t, shortTempDir(t))
+	rawDir := shortTempDir(t)
+	mustChmod(t, 0o755, rawDir) // where nobody can run it as a raw client
+	rawExe := child.CopySelf(t, rawDir, "rawclient")
 
 	r := newRig(t, setup{root: root, page: loginPage("https://github.com")})
 	r.behave(answers(r.secret))
@@ -119,32 +122,4 @@ func mustChmod(t *testing.T, mode os.FileMode, paths ...string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// copyTestBinary copies this test binary into dir (made 0755) where nobody
-// can run it as a raw client.
-func copyTestBinary(t *testing.T, dir string) string {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustChmod(t, 0o755, dir)
-	src, err := os.Open(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst := filepath.Join(dir, "rawclient")
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(f, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }

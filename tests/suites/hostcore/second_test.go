@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/child"
+
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
@@ -29,14 +31,7 @@ func TestSecondConnectionRefused(t *testing.T) {
 	cmd := exec.Command(fillgateBin(), callerArg)
 	cmd.Env = r.dirs.environ()
 	cmd.Dir = r.dirs.home
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := child.Pipes(t, cmd)
 	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -48,6 +43,7 @@ func TestSecondConnectionRefused(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	// It hears hello at once, finds the first host serving the same
 	// browser and instance, and looks again after a grace of 1.5 s.
+	var err error
 	select {
 	case err = <-done:
 	case <-time.After(30 * time.Second):

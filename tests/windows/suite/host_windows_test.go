@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/child"
+
 	"github.com/Microsoft/go-winio"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
@@ -62,14 +64,7 @@ func startHost(t *testing.T, ctx context.Context, w world, human func(url string
 	cmd := exec.Command(exe, callerArg)
 	cmd.Env = w.env()
 	cmd.Dir = w.profile
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := child.Pipes(t, cmd)
 	h := &host{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
@@ -307,13 +302,8 @@ func TestSquatterOnTheAgentPipe(t *testing.T) {
 	}
 	sq := exec.Command(self)
 	sq.Env = append(os.Environ(), helperEnv+"=squat", "SUITE_PIPE="+pipe)
-	sqIn, _ := sq.StdinPipe()
-	sqOut, _ := sq.StdoutPipe()
 	sq.Stderr = os.Stderr
-	if err := sq.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { sqIn.Close(); _ = sq.Wait() }()
+	sqOut, sqIn := child.Start(t, sq)
 	out := bufio.NewReader(sqOut)
 	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
 		t.Fatalf("the squatter did not start: %q %v", line, err)
