@@ -3,17 +3,11 @@ package bitwarden
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/fillgate/fillgate/internal/secrets"
 	"github.com/fillgate/fillgate/tests/fakes/standins"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
-
-type midStep struct{}
-
-func (midStep) Now() time.Time                       { return time.Unix(1_700_000_010, 0) }
-func (midStep) After(time.Duration) <-chan time.Time { panic("waited mid-step") }
 
 // TestBitwarden runs the source against a stand-in bw that answers as the
 // Bitwarden CLI does with BW_NOINTERACTION=true: the value on stdout
@@ -24,7 +18,7 @@ func TestBitwarden(t *testing.T) {
 	d := standins.Install(t, "bw")
 	password, session := leakscan.NewSecret(t), leakscan.NewSecret(t)
 	environ := []string{"PATH=" + d.Path + ":/usr/bin:/bin", "HOME=/home/u", "BW_SESSION=" + string(session), "NPM_TOKEN=junk-env"}
-	src := &Source{Item: "0f6c1a52-3c9e", Environ: environ, Clock: midStep{}}
+	src := &Source{Item: "0f6c1a52-3c9e", Environ: environ, Clock: standins.MidStep{}}
 	if src.Describe() != "from Bitwarden: item 0f6c1a52-3c9e" {
 		t.Errorf("Describe = %q", src.Describe())
 	}

@@ -4,17 +4,11 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/fillgate/fillgate/internal/secrets"
 	"github.com/fillgate/fillgate/tests/fakes/standins"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
-
-type midStep struct{}
-
-func (midStep) Now() time.Time                       { return time.Unix(1_700_000_010, 0) }
-func (midStep) After(time.Duration) <-chan time.Time { panic("waited mid-step") }
 
 // TestOnePassword runs the source against a stand-in op that answers as
 // the 1Password CLI documents: the value on stdout (op read --no-newline:
@@ -24,8 +18,8 @@ func TestOnePassword(t *testing.T) {
 	d := standins.Install(t, "op")
 	password := leakscan.NewSecret(t)
 	environ := []string{"PATH=" + d.Path + ":/usr/bin:/bin", "HOME=/home/u", "OP_ACCOUNT=my.1password.com", "OP_SERVICE_ACCOUNT_TOKEN=ops_x", "AWS_SECRET=junk-env"}
-	pw := &Source{Ref: "op://Private/GitHub/password", Environ: environ, Clock: midStep{}}
-	code := &Source{Item: "GitHub", Vault: "Private", Account: "my.1password.com", Environ: environ, Clock: midStep{}}
+	pw := &Source{Ref: "op://Private/GitHub/password", Environ: environ, Clock: standins.MidStep{}}
+	code := &Source{Item: "GitHub", Vault: "Private", Account: "my.1password.com", Environ: environ, Clock: standins.MidStep{}}
 	if pw.Describe() != "from 1Password: op://Private/GitHub/password" || code.Describe() != "from 1Password: GitHub in Private" {
 		t.Errorf("Describe = %q, %q", pw.Describe(), code.Describe())
 	}

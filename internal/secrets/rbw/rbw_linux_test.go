@@ -3,17 +3,11 @@ package rbw
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/fillgate/fillgate/internal/secrets"
 	"github.com/fillgate/fillgate/tests/fakes/standins"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
-
-type midStep struct{}
-
-func (midStep) Now() time.Time                       { return time.Unix(1_700_000_010, 0) }
-func (midStep) After(time.Duration) <-chan time.Time { panic("waited mid-step") }
 
 // TestRbw runs the source against a stand-in rbw that answers as rbw
 // does: the value and a newline on stdout (rbw get prints the password
@@ -22,7 +16,7 @@ func TestRbw(t *testing.T) {
 	d := standins.Install(t, "rbw")
 	password := leakscan.NewSecret(t)
 	environ := []string{"PATH=" + d.Path + ":/usr/bin:/bin", "HOME=/home/u", "XDG_RUNTIME_DIR=/run/user/1000", "GITHUB_TOKEN=junk-env"}
-	src := &Source{Entry: "github.com", User: "alice", Folder: "work", Environ: environ, Clock: midStep{}}
+	src := &Source{Entry: "github.com", User: "alice", Folder: "work", Environ: environ, Clock: standins.MidStep{}}
 	if src.Describe() != "from rbw: github.com (alice)" {
 		t.Errorf("Describe = %q", src.Describe())
 	}

@@ -9,10 +9,22 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fillgate/fillgate/internal/secrets"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
+
+// MidStep is a clock in the middle of a TOTP time step (10 s into it),
+// for a source that would wait for a fresh step near its end: with it, a
+// wait is a test failure (it panics).
+type MidStep struct{}
+
+// Now is 10 s into a 30 s step.
+func (MidStep) Now() time.Time { return time.Unix(1_700_000_010, 0) }
+
+// After panics: nothing should wait mid-step.
+func (MidStep) After(time.Duration) <-chan time.Time { panic("waited mid-step") }
 
 // Case is one run of a source against a stand-in: what the source is
 // asked, the arguments the store must get, and how the store answers.
