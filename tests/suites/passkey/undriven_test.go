@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/pagestream"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
@@ -277,7 +279,7 @@ func (p *pageTab) open(url string) {
 	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
 	defer cancel()
 	from := p.px.loads()
-	if err := p.px.send(ctx, pageOrder{Goto: url}); err != nil {
+	if err := p.px.stream.Send(ctx, pageOrder{Goto: url}); err != nil {
 		p.t.Fatal(err)
 	}
 	if err := p.px.waitLoad(ctx, from, url); err != nil {
@@ -310,9 +312,10 @@ type pageProxy struct {
 	// mux serves the proxy's own paths; a test may add pages of its own.
 	mux *http.ServeMux
 
+	stream pagestream.Stream[pageOrder] // the pages' control streams
+
 	mu      sync.Mutex
-	orders  chan pageOrder // the newest page's control stream, nil when none
-	changed chan struct{}  // closed and replaced at each report
+	changed chan struct{} // closed and replaced at each report
 	replies map[int]pageReply
 	loaded  []string // the pages that opened their control stream, in turn
 	nextID  int
@@ -375,7 +378,7 @@ func startPageProxy(t testing.TB, origin string) *pageProxy {
 		ModifyResponse: addControl,
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /__test/control", p.control)
+	mux.HandleFunc("GET /__test/control", func(w http.ResponseWriter, r *http.Request) { p.stream.Serve(w, r, true) })
 	mux.HandleFunc("POST /__test/reply", p.reply)
 	mux.Handle("/", proxy)
 	p.mux = mux
@@ -408,42 +411,6 @@ func addControl(res *http.Response) error {
 	return nil
 }
 
-// control is a page's control stream (server-sent events).
-func (p *pageProxy) control(w http.ResponseWriter, r *http.Request) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "no streaming", http.StatusInternalServerError)
-		return
-	}
-	orders := make(chan pageOrder, 4)
-	p.mu.Lock()
-	p.orders = orders
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		if p.orders == orders {
-			p.orders = nil
-		}
-		p.mu.Unlock()
-	}()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case o := <-orders:
-			b, _ := json.Marshal(o)
-			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-				return
-			}
-			flusher.Flush()
-		}
-	}
-}
-
 // reply keeps what a page posted.
 func (p *pageProxy) reply(w http.ResponseWriter, r *http.Request) {
 	var m pageReply
@@ -463,37 +430,13 @@ func (p *pageProxy) reply(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// send gives the newest page an order, waiting (within ctx) for a page
-// to be open.
-func (p *pageProxy) send(ctx context.Context, o pageOrder) error {
-	for {
-		p.mu.Lock()
-		orders, changed := p.orders, p.changed
-		p.mu.Unlock()
-		if orders != nil {
-			select {
-			case orders <- o:
-				return nil
-			case <-ctx.Done():
-				return fmt.Errorf("no page of the site took the order: %w", ctx.Err())
-			}
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("no page of the site is open for the order: %w", ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
 // eval has the newest page evaluate expr and returns the result.
 func (p *pageProxy) eval(ctx context.Context, expr string) (string, error) {
 	p.mu.Lock()
 	p.nextID++
 	id := p.nextID
 	p.mu.Unlock()
-	if err := p.send(ctx, pageOrder{ID: id, Expr: expr}); err != nil {
+	if err := p.stream.Send(ctx, pageOrder{ID: id, Expr: expr}); err != nil {
 		return "", err
 	}
 	for {

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/pagestream"
+
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
 	"github.com/fillgate/fillgate/tests/kit/poll"
 )
@@ -51,10 +53,11 @@ type site struct {
 
 	addr string // the proxy's listening address, ip:port
 
+	stream pagestream.Stream[order] // the pages' control streams
+
 	mu      sync.Mutex
 	browser func(client string) (bool, error) // whether a connection is the person's browser's; nil until it runs
 	pages   map[string]bool                   // the pages that opened a control stream: whether each is the person's browser's
-	orders  chan order                        // the open page's control stream, nil when none
 	reports []pageState
 	foreign []pageState   // what pages of another browser reported
 	changed chan struct{} // closed and replaced at each report
@@ -200,11 +203,6 @@ func addScript(res *http.Response) error {
 // stream of a page of the person's browser is the one orders go to.
 // Another browser's page keeps its stream, idle.
 func (s *site) control(w http.ResponseWriter, r *http.Request) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "no streaming", http.StatusInternalServerError)
-		return
-	}
 	wctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	ours, err := s.fromBrowser(wctx, r.RemoteAddr)
 	cancel()
@@ -212,36 +210,10 @@ func (s *site) control(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	orders := make(chan order, 4)
 	s.mu.Lock()
 	s.pages[r.URL.Query().Get("page")] = ours
-	if ours {
-		s.orders = orders
-	}
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if s.orders == orders {
-			s.orders = nil
-		}
-		s.mu.Unlock()
-	}()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case o := <-orders:
-			b, _ := json.Marshal(o)
-			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-				return
-			}
-			flusher.Flush()
-		}
-	}
+	s.stream.Serve(w, r, ours)
 }
 
 // report keeps what the page reported.
@@ -268,25 +240,10 @@ func (s *site) report(w http.ResponseWriter, r *http.Request) {
 // send gives the open page an order, waiting (within ctx) for a page to
 // be open.
 func (s *site) send(ctx context.Context, o order) error {
-	for {
-		s.mu.Lock()
-		orders, changed := s.orders, s.changed
-		s.mu.Unlock()
-		if orders != nil {
-			select {
-			case orders <- o:
-				return nil
-			case <-ctx.Done():
-				return fmt.Errorf("no page of the site took the order %s: %w", o.Op, ctx.Err())
-			}
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("no page of the site is open for the order %s: %w", o.Op, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := s.stream.Send(ctx, o); err != nil {
+		return fmt.Errorf("the order %s: %w", o.Op, err)
 	}
+	return nil
 }
 
 // await waits for a report that ok accepts, among those from index from
