@@ -97,15 +97,7 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 	})
 	profile := filepath.Join(root, "profile")
 	out, code := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
-	if code != 0 {
-		t.Fatalf("fillgate install exited %d: %s", code, out)
-	}
-	var rep struct {
-		ExtensionDir string `json:"extension_dir"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil || rep.ExtensionDir == "" {
-		t.Fatalf("fillgate install --json printed %s", out)
-	}
+	extDir := fgrun.Installed(t, out, code, profile)
 	r.site = loginserver.Start(t, "127.0.0.1")
 	// The site of the fills with no human, on an address of its own so its
 	// policy (approval = none) touches no other figure.
@@ -119,7 +111,7 @@ func newRig(t testing.TB, ctx context.Context) *rig {
 		t.Fatalf("fillgate remember exited %d: %s%s", code, out, errOut)
 	}
 	r.chrome = browser.StartChromium(t, ctx, browser.ChromiumOptions{
-		UserDataDir: profile, Extensions: []string{rep.ExtensionDir}, Env: r.env,
+		UserDataDir: profile, Extensions: []string{extDir}, Env: r.env,
 	})
 	r.env = append(r.env, fmt.Sprintf("FILLGATE_CDP_URL=http://127.0.0.1:%d", r.chrome.Port))
 	r.bctx = r.chrome.Attach(t, ctx)

@@ -1,7 +1,8 @@
 // Package fgenv makes the environment of one fillgate set-up under test:
 // a short temp root with HOME and the XDG dirs in it, the variables that
 // the browser, the host it starts and the agent share, and fillgate's
-// dirs, policy file and audit log there.
+// dirs, policy file and audit log there; and it scans fillgate's own logs
+// there for a secret.
 package fgenv
 
 import (
@@ -14,6 +15,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/envlist"
+	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
 // Root is one set-up's temp root and environment.
@@ -75,4 +77,17 @@ func LastAudit(t testing.TB, stateDir string) fill.AuditEntry {
 		t.Fatalf("audit log: %d entries, %v", len(es), err)
 	}
 	return es[0]
+}
+
+// ScanLogs scans fillgate's own files in stateDir, its log and the audit
+// log, for secret; a file not there is nothing to scan.
+func ScanLogs(t testing.TB, stateDir string, secret []byte) {
+	t.Helper()
+	for _, name := range []string{"fillgate.log", audit.FileName} {
+		data, err := os.ReadFile(filepath.Join(stateDir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Errorf("read %s: %v", name, err)
+		}
+		leakscan.Bytes(t, secret, name, data)
+	}
 }

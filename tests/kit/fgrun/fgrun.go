@@ -1,6 +1,8 @@
 // Package fgrun runs the fillgate binary as a person or an agent does: a
 // command to its end (Command), or `fillgate fill --json` in the
-// background (Start), whose one JSON result and exit code it reads back.
+// background (Start), whose one JSON result and exit code it reads back
+// (Result, or Checked with a test's ledger); and it reads what a first
+// `fillgate install --json` reported (Installed).
 package fgrun
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/fillresult"
+	"github.com/fillgate/fillgate/tests/kit/ledger"
 )
 
 // Command runs cmd (fillgate with its arguments, its environment and any
@@ -129,4 +132,22 @@ func (r *Run) Result(ctx context.Context) (fill.Result, int, error) {
 		return fill.Result{}, code, errors.New("fillgate fill --json printed something that is not one result")
 	}
 	return res, code, nil
+}
+
+// Checked is Result for a test that keeps a ledger: it waits for the run
+// (or ctx), keeps what the run printed in l for the final scan, fails t
+// if the run printed no one result or exited with a code other than its
+// status's, and logs the result as l lets it be shown.
+func (r *Run) Checked(t testing.TB, ctx context.Context, l *ledger.Ledger) fill.Result {
+	t.Helper()
+	res, code, err := r.Result(ctx)
+	l.Keep(r.Stdout(), r.Stderr())
+	if err != nil {
+		t.Fatalf("%v: %s (stderr %s)", err, l.Withheld(r.Stdout()), l.Withheld(r.Stderr()))
+	}
+	if code != res.Status.ExitCode() {
+		t.Errorf("exit code %d for status %s", code, res.Status)
+	}
+	t.Logf("fillgate fill %s → %s", strings.Join(r.Cmd.Args[2:], " "), l.Withheld(bytes.TrimSpace(r.Stdout())))
+	return res
 }

@@ -70,9 +70,9 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 				t.Run(via+"/"+mode.name+"/"+c.name, func(t *testing.T) {
 					r.writePolicy(mode.policy)
 					defer r.writePolicy(basePolicy)
-					secret := r.secret(t)
+					secret := r.Secret(t)
 					if c.field == fill.FieldOTP {
-						secret = r.code(t)
+						secret = r.Code(t)
 					}
 					tb := r.open(t, r.site1, c.path)
 					tb.focus(c.id)
@@ -108,7 +108,7 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 			}
 			r.writePolicy(policy)
 			defer r.writePolicy(basePolicy)
-			secret := r.secret(t)
+			secret := r.Secret(t)
 			tb := r.open(t, r.site1, "/login")
 			tb.focus("pw")
 			m := tools.mark(t)
@@ -152,7 +152,7 @@ func TestNeverInTheAgentsTools(t *testing.T) {
 func TestCDPTabPromptToPlaywright(t *testing.T) {
 	t.Parallel()
 	r, tools := newToolsRig(t, 4*time.Minute)
-	secret := r.secret(t)
+	secret := r.Secret(t)
 	tb := r.open(t, r.site1, "/login")
 	tb.focus("pw")
 	m := tools.mark(t)
@@ -169,12 +169,12 @@ func TestCDPTabPromptToPlaywright(t *testing.T) {
 	tabs := tools.call(t, tools.pw, secret, "browser_tabs", map[string]any{"action": "list"})
 	i, ok := listIndex(tabs, `(?m)^- (\d+): .*`, u.Path)
 	if !ok {
-		t.Fatalf("Playwright MCP does not list the prompt's tab (the test expects it to): %s", r.withheld([]byte(tabs)))
+		t.Fatalf("Playwright MCP does not list the prompt's tab (the test expects it to): %s", r.Withheld([]byte(tabs)))
 	}
 	tools.call(t, tools.pw, secret, "browser_tabs", map[string]any{"action": "select", "index": i})
 	snap := tools.call(t, tools.pw, half, "browser_snapshot", map[string]any{})
 	if !strings.Contains(snap, "textbox") {
-		t.Fatalf("the snapshot does not show the prompt's field, so it proves nothing: %s", r.withheld([]byte(snap)))
+		t.Fatalf("the snapshot does not show the prompt's field, so it proves nothing: %s", r.Withheld([]byte(snap)))
 	}
 	leakscan.Agent(t, half, "Playwright MCP's snapshot of the prompt", []byte(snap))
 	pages := tools.call(t, tools.cd, secret, "list_pages", map[string]any{})

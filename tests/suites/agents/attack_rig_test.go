@@ -104,9 +104,9 @@ func (a *attackRig) remember(t testing.TB, service string, secret []byte) {
 	defer clear(in)
 	cmd.Stdin = bytes.NewReader(in)
 	out, errOut, code := fgrun.Command(t, cmd)
-	a.keep(out, errOut)
+	a.Keep(out, errOut)
 	if code != 0 {
-		t.Fatalf("fillgate remember exited %d: %s", code, a.withheld(errOut))
+		t.Fatalf("fillgate remember exited %d: %s", code, a.Withheld(errOut))
 	}
 }
 
@@ -392,6 +392,6 @@ func (a *attackRig) logTail(t testing.TB) {
 	data, _ := os.ReadFile(filepath.Join(a.stateDir, "fillgate.log"))
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	for _, l := range lines[max(0, len(lines)-30):] {
-		t.Logf("fillgate.log: %s", a.withheld([]byte(l)))
+		t.Logf("fillgate.log: %s", a.Withheld([]byte(l)))
 	}
 }

@@ -81,7 +81,7 @@ func TestAttackAgentsCannotAnswer(t *testing.T) {
 	a := newAttackRig(t, ctx) // t.Setenv: not parallel
 	at := &attacker{a: a, tools: a.attachTools(t)}
 	mcp := a.fillgateMCP(t, at.tools.d)
-	saved := a.secret(t)
+	saved := a.Secret(t)
 	a.remember(t, savedSvc, saved)
 	// The person's two login tabs, in one window, for the whole test: the
 	// one in front is the active tab of the window the browser last
@@ -118,7 +118,7 @@ func TestAttackAgentsCannotAnswer(t *testing.T) {
 // attacks.
 func (at *attacker) typed(t *testing.T, tb *tab, via string, parent func(*fillRun) int) {
 	a := at.a
-	secret := a.secret(t)
+	secret := a.Secret(t)
 	decoy := "agent-own-answer-" + randomHex(t) // not a secret; another length
 	ready(t, tb)
 	m := at.tools.mark(t)
@@ -344,7 +344,7 @@ func (at *attacker) noPerson(t *testing.T, tb *tab, via string, saved []byte, mc
 		pw, cd := at.find(t, "s="+tb.token)
 		for _, p := range []agentPage{pw, cd} {
 			if out, _ := at.eval(t, p, catchAllJS, false); !strings.Contains(out, "armed") {
-				t.Fatalf("%s: the listeners were not installed: %s", p, a.withheld([]byte(out)))
+				t.Fatalf("%s: the listeners were not installed: %s", p, a.Withheld([]byte(out)))
 			}
 		}
 		res := ask(t, "")
@@ -369,7 +369,7 @@ func (at *attacker) noPerson(t *testing.T, tb *tab, via string, saved []byte, mc
 		// window.name); call scans it for every secret.
 		pw, _ = at.find(t, "s="+tb.token)
 		if out, _ := at.eval(t, pw, readAllJS, true); !strings.Contains(out, "kept=") {
-			t.Errorf("%s: reading back what the listeners kept failed: %s", pw, a.withheld([]byte(out)))
+			t.Errorf("%s: reading back what the listeners kept failed: %s", pw, a.Withheld([]byte(out)))
 		}
 		if via == fill.ViaCDP {
 			ns := a.notices.Notices()

@@ -62,17 +62,13 @@ func (at *attacker) call(t testing.TB, s *agenttools.Server, tool string, args m
 		leakscan.Agent(t, secret, "the result of "+tool, raw)
 	}
 	if res.IsError && !mayFail {
-		t.Fatalf("%s failed: %s", tool, at.a.withheld([]byte(res.Text())))
+		t.Fatalf("%s failed: %s", tool, at.a.Withheld([]byte(res.Text())))
 	}
 	return res.Text(), res.IsError
 }
 
 // allSecrets are the rig's secrets so far.
-func (a *attackRig) allSecrets() [][]byte {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.secrets)
-}
+func (a *attackRig) allSecrets() [][]byte { return a.Secrets() }
 
 // urlsIn finds the addresses in a tool's text.
 var urlsIn = regexp.MustCompile(`(?:https?|chrome-extension)://[^\s)\]"'<>]+`)
@@ -86,11 +82,11 @@ func (at *attacker) noPromptIn(t testing.TB, what, list string) {
 	for _, u := range urlsIn.FindAllString(list, -1) {
 		site = site || strings.HasPrefix(u, at.a.site1.origin+"/")
 		if at.a.prompts.IsPrompt(u) {
-			t.Errorf("%s lists a loopback page that is not a login site (a prompt page): %s", what, at.a.withheld([]byte(u)))
+			t.Errorf("%s lists a loopback page that is not a login site (a prompt page): %s", what, at.a.Withheld([]byte(u)))
 		}
 	}
 	if !site {
-		t.Errorf("%s does not list the login site's tab: %s", what, at.a.withheld([]byte(list)))
+		t.Errorf("%s does not list the login site's tab: %s", what, at.a.Withheld([]byte(list)))
 	}
 }
 
@@ -112,7 +108,7 @@ func (at *attacker) pages(t testing.TB) []agentPage {
 		out = append(out, agentPage{id: n, line: m[0]})
 	}
 	if !slices.ContainsFunc(out, func(p agentPage) bool { return p.pw }) || !slices.ContainsFunc(out, func(p agentPage) bool { return !p.pw }) {
-		t.Fatalf("the tools listed no pages: %s / %s", at.a.withheld([]byte(tabs)), at.a.withheld([]byte(list)))
+		t.Fatalf("the tools listed no pages: %s / %s", at.a.Withheld([]byte(tabs)), at.a.Withheld([]byte(list)))
 	}
 	return out
 }
@@ -201,7 +197,7 @@ func (at *attacker) arm(t testing.TB, pages []agentPage) {
 	t.Helper()
 	for _, p := range pages {
 		if out, _ := at.eval(t, p, fmt.Sprintf(armJS, catchKey(p)), false); !strings.Contains(out, "armed") {
-			t.Fatalf("%s: the listeners were not installed: %s", p, at.a.withheld([]byte(out)))
+			t.Fatalf("%s: the listeners were not installed: %s", p, at.a.Withheld([]byte(out)))
 		}
 	}
 }
@@ -220,7 +216,7 @@ func (at *attacker) caught(t testing.TB, pages []agentPage) map[string]string {
 		m := caughtRE.FindStringSubmatch(text)
 		switch {
 		case failed || m == nil:
-			t.Errorf("%s: reading back the listeners failed: %s", p, at.a.withheld([]byte(text)))
+			t.Errorf("%s: reading back the listeners failed: %s", p, at.a.Withheld([]byte(text)))
 		case m[1] == "none" || m[1] == "0":
 			out[p.String()] = m[1]
 		default:
@@ -256,12 +252,12 @@ func (at *attacker) nothingToClick(t testing.TB, pages []agentPage) {
 		}
 		for _, node := range snapshotNode.FindAllString(snap, -1) {
 			if strings.Contains(strings.ToLower(node), "fillgate") {
-				t.Errorf("%s shows something of fillgate's: %s", p, at.a.withheld([]byte(node)))
+				t.Errorf("%s shows something of fillgate's: %s", p, at.a.Withheld([]byte(node)))
 			}
 			for _, m := range buttonName.FindAllStringSubmatch(node, -1) {
 				buttons[p.pw]++
 				if answerWords.MatchString(m[1]) {
-					t.Errorf("%s offers %s to click", p, at.a.withheld([]byte(m[1])))
+					t.Errorf("%s offers %s to click", p, at.a.Withheld([]byte(m[1])))
 				}
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/browser"
+
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
@@ -54,7 +56,7 @@ func TestCleanRoomAgentsSeeNothing(t *testing.T) {
 	form := site.Archetype("form")
 	for _, via := range []string{fill.ViaExtension, fill.ViaCDP} {
 		t.Run(via, func(t *testing.T) {
-			secret := a.secret(t)
+			secret := a.Secret(t)
 			site.SetPassword(secret)
 			tb := a.openURL(t, form.Login)
 			tb.typeIn("user", sessionsite.User)
@@ -62,7 +64,7 @@ func TestCleanRoomAgentsSeeNothing(t *testing.T) {
 			pw, cd := at.find(t, "s="+tb.token)
 			for _, p := range []agentPage{pw, cd} {
 				if out, _ := at.eval(t, p, catchAllJS, false); !strings.Contains(out, "armed") {
-					t.Fatalf("%s: the listeners were not installed: %s", p, a.withheld([]byte(out)))
+					t.Fatalf("%s: the listeners were not installed: %s", p, a.Withheld([]byte(out)))
 				}
 			}
 			args := []string{"--service", "127.0.0.1"}
@@ -92,7 +94,7 @@ func TestCleanRoomAgentsSeeNothing(t *testing.T) {
 			for _, p := range []agentPage{pw, cd} {
 				out, _ := at.eval(t, p, readAllJS, true)
 				if !strings.Contains(out, "kept=") {
-					t.Errorf("%s: reading back what the listeners kept failed: %s", p, a.withheld([]byte(out)))
+					t.Errorf("%s: reading back what the listeners kept failed: %s", p, a.Withheld([]byte(out)))
 				}
 			}
 			at.selectTab(t, pw)
@@ -109,7 +111,7 @@ func TestCleanRoomAgentsSeeNothing(t *testing.T) {
 			}
 			kept, _ := at.call(t, at.tools.pw, "browser_run_code_unsafe", map[string]any{"code": routedJS}, false)
 			if !strings.Contains(kept, form.Home) {
-				t.Errorf("Playwright MCP's interceptors did not see the agent's tab go to %s: %s", form.Home, a.withheld([]byte(kept)))
+				t.Errorf("Playwright MCP's interceptors did not see the agent's tab go to %s: %s", form.Home, a.Withheld([]byte(kept)))
 			}
 			for _, r := range raw.since(tb.opened) {
 				leakscan.Agent(t, secret, "a request the raw CDP client intercepted", []byte(r.text))
@@ -225,12 +227,12 @@ func (at *attacker) find(t testing.TB, mark string) (pw, cd agentPage) {
 	tabs, _ := at.call(t, at.tools.pw, "browser_tabs", map[string]any{"action": "list"}, false)
 	i, ok := listIndex(tabs, `(?m)^- (\d+): .*`, mark)
 	if !ok {
-		t.Fatalf("Playwright MCP does not list the tab: %s", at.a.withheld([]byte(tabs)))
+		t.Fatalf("Playwright MCP does not list the tab: %s", at.a.Withheld([]byte(tabs)))
 	}
 	pages, _ := at.call(t, at.tools.cd, "list_pages", map[string]any{}, false)
 	id, ok := listIndex(pages, `(?m)^(\d+): .*`, mark)
 	if !ok {
-		t.Fatalf("chrome-devtools-mcp does not list the page: %s", at.a.withheld([]byte(pages)))
+		t.Fatalf("chrome-devtools-mcp does not list the page: %s", at.a.Withheld([]byte(pages)))
 	}
 	return agentPage{pw: true, id: i}, agentPage{id: id}
 }
@@ -255,30 +257,10 @@ func (a *attackRig) openURL(t testing.TB, raw string) *tab {
 
 // typeIn types a user name (not a secret) into the field id as the
 // agent's tools do.
-func (tb *tab) typeIn(id, value string) {
-	tb.t.Helper()
-	if _, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`(() => { const el = document.getElementById(`+quote(id)+`); el.value = `+quote(value)+`;
-el.dispatchEvent(new Event("input", {bubbles: true})); return true; })()`)); err != nil {
-		tb.t.Fatalf("type into #%s: %v", id, err)
-	}
-}
+func (tb *tab) typeIn(id, value string) { tb.t.Helper(); browser.TypeInto(tb.t, tb.ctx, id, value) }
 
 // waitFor waits until js is true in the tab's page.
-func (tb *tab) waitFor(js string) {
-	tb.t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
-	defer cancel()
-	for {
-		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err == nil && ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			tb.t.Fatalf("waiting for %s: %v", js, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
+func (tb *tab) waitFor(js string) { tb.t.Helper(); browser.WaitFor(tb.t, tb.ctx, js, 30*time.Second) }
 
 // fetchText fetches raw from the tab's page, with its credentials, and
 // returns the body (trimmed) of a 200, or "" for anything else.
@@ -300,7 +282,7 @@ func (a *attackRig) personTypes(t testing.TB, run *fillRun, value []byte) {
 	defer cancel()
 	w, err := a.person.WaitDialog(ctx)
 	if err != nil {
-		t.Fatalf("no native dialog: %v (fillgate said %s)", err, a.withheld(run.Stdout()))
+		t.Fatalf("no native dialog: %v (fillgate said %s)", err, a.Withheld(run.Stdout()))
 	}
 	for _, err := range []error{a.person.Type(ctx, value), a.person.Key(ctx, "Return")} {
 		if err != nil {

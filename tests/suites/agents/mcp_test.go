@@ -157,7 +157,7 @@ func TestMCPTimeouts(t *testing.T) {
 	patient := fillgateMCP(t, ctx, d, "fillgate-mcp-reset", r.env)
 	plain := fillgateMCP(t, ctx, d, "fillgate-mcp-default", r.env)
 
-	secret := r.secret(t)
+	secret := r.Secret(t)
 	tb2 := r.open(t, r.site2, "/login")
 	tb2.focus("pw")
 	n := r.prompts.Count()

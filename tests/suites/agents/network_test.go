@@ -38,7 +38,7 @@ func TestLoginRequestNotInTheAgentsNetworkTools(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r.writePolicy(c.policy)
 			defer r.writePolicy(basePolicy)
-			secret := r.secret(t)
+			secret := r.Secret(t)
 			tb := r.open(t, r.site1, "/login")
 			tb.focus("pw")
 			m := tools.mark(t)
@@ -47,13 +47,13 @@ func TestLoginRequestNotInTheAgentsNetworkTools(t *testing.T) {
 			tabs := tools.call(t, tools.pw, secret, "browser_tabs", map[string]any{"action": "list"})
 			i, ok := listIndex(tabs, `(?m)^- (\d+): .*`, "s="+tb.token)
 			if !ok {
-				t.Fatalf("Playwright MCP does not list the tab: %s", r.withheld([]byte(tabs)))
+				t.Fatalf("Playwright MCP does not list the tab: %s", r.Withheld([]byte(tabs)))
 			}
 			tools.call(t, tools.pw, secret, "browser_tabs", map[string]any{"action": "select", "index": i})
 			pages := tools.call(t, tools.cd, secret, "list_pages", map[string]any{})
 			id, ok := listIndex(pages, `(?m)^(\d+): .*`, "s="+tb.token)
 			if !ok {
-				t.Fatalf("chrome-devtools-mcp does not list the page: %s", r.withheld([]byte(pages)))
+				t.Fatalf("chrome-devtools-mcp does not list the page: %s", r.Withheld([]byte(pages)))
 			}
 			tb.front()
 			tb.focus("pw")
@@ -70,7 +70,7 @@ func TestLoginRequestNotInTheAgentsNetworkTools(t *testing.T) {
 
 			tabs = tools.tabs(t, secret)
 			if i, ok = listIndex(tabs, `(?m)^- (\d+): .*`, "s="+tb.token); !ok {
-				t.Fatalf("Playwright MCP does not list the tab: %s", r.withheld([]byte(tabs)))
+				t.Fatalf("Playwright MCP does not list the tab: %s", r.Withheld([]byte(tabs)))
 			}
 			tools.call(t, tools.pw, secret, "browser_tabs", map[string]any{"action": "select", "index": i})
 			list := tools.call(t, tools.pw, secret, "browser_network_requests", map[string]any{"static": true})
@@ -95,9 +95,9 @@ func TestLoginRequestNotInTheAgentsNetworkTools(t *testing.T) {
 			case c.cleanRoom && post.MatchString(list):
 				t.Errorf("Playwright MCP lists a POST of the login: the agent's browser posted it, not the clean room")
 			case c.cleanRoom && !welcomed.MatchString(list):
-				t.Errorf("Playwright MCP does not list the welcome page the agent's tab was sent to, so its list proves nothing: %s", r.withheld([]byte(list)))
+				t.Errorf("Playwright MCP does not list the welcome page the agent's tab was sent to, so its list proves nothing: %s", r.Withheld([]byte(list)))
 			case !c.cleanRoom && !post.MatchString(list):
-				t.Errorf("in the page, Playwright MCP does not list the login's POST, so the clean room's check of it proves nothing: %s", r.withheld([]byte(list)))
+				t.Errorf("in the page, Playwright MCP does not list the login's POST, so the clean room's check of it proves nothing: %s", r.Withheld([]byte(list)))
 			}
 			tools.scan(t, secret, m)
 			r.scanFillgate(t, secret)

@@ -162,7 +162,7 @@ func (p *pkRig) enrolRefused(t *testing.T) {
 	run := fgrun.Start(t, cmd)
 	a.noDialogUntil(t, run.Done(), "a passkey is refused in a driven browser under the default")
 	res, _, err := run.Result(a.ctx)
-	a.keep(run.Stdout(), run.Stderr())
+	a.Keep(run.Stdout(), run.Stderr())
 	if err != nil {
 		t.Fatalf("fillgate passkey add: %v", err)
 	}
@@ -187,7 +187,7 @@ func (p *pkRig) enrol(t *testing.T) {
 		t.Fatalf("enrol: the page says %q", got)
 	}
 	res, code, err := run.Result(a.ctx)
-	a.keep(run.Stdout(), run.Stderr())
+	a.Keep(run.Stdout(), run.Stderr())
 	if err != nil || code != 0 || res.Status != fill.StatusOK || res.Field != fill.FieldPasskey {
 		t.Fatalf("fillgate passkey add: %+v (exit %d), %v", res, code, err)
 	}
@@ -232,13 +232,10 @@ func (p *pkRig) needles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.a.mu.Lock()
-	defer p.a.mu.Unlock()
 	for _, k := range [][]byte{kept.Key, scalar} {
-		p.a.secrets = append(p.a.secrets, bytes.Clone(k),
-			[]byte(base64.RawStdEncoding.EncodeToString(k)), []byte(strings.ToUpper(hex.EncodeToString(k))))
+		p.a.Add(bytes.Clone(k), []byte(base64.RawStdEncoding.EncodeToString(k)), []byte(strings.ToUpper(hex.EncodeToString(k))))
 	}
-	p.a.secrets = append(p.a.secrets, raw)
+	p.a.Add(raw)
 	clear(kept.Key)
 	clear(scalar)
 }
@@ -396,7 +393,7 @@ func (p *pkRig) clickSignIn(t testing.TB) {
 	snap, _ := p.call(t, p.tools.pw, "browser_snapshot", map[string]any{}, false)
 	m := signInButton.FindStringSubmatch(snap)
 	if m == nil {
-		t.Fatalf("the snapshot has no passkey button: %s", p.a.withheld([]byte(snap)))
+		t.Fatalf("the snapshot has no passkey button: %s", p.a.Withheld([]byte(snap)))
 	}
 	p.call(t, p.tools.pw, "browser_click", map[string]any{"target": m[1], "element": "Sign in with a passkey button"}, false)
 	if got := p.status(t, "welcome ada"); got != "welcome ada" {
@@ -522,14 +519,14 @@ func (p *pkRig) observe(t testing.TB) int {
 	list, _ := p.call(t, p.tools.cd, "list_pages", map[string]any{}, false)
 	id, ok := listIndex(list, `(?m)^(\d+): .*`, "s="+p.tb.token)
 	if !ok {
-		t.Fatalf("chrome-devtools-mcp does not list the site's page: %s", p.a.withheld([]byte(list)))
+		t.Fatalf("chrome-devtools-mcp does not list the site's page: %s", p.a.Withheld([]byte(list)))
 	}
 	p.call(t, p.tools.cd, "take_snapshot", map[string]any{"pageId": id}, false)
 	out, _ := p.call(t, p.tools.cd, "evaluate_script", map[string]any{"pageId": id, "function": `() => JSON.stringify({
   get: String(navigator.credentials.get), create: String(navigator.credentials.create),
   globals: Object.getOwnPropertyNames(window).filter((k) => /fillgate|passkey|arm/i.test(k)),
   body: document.body.innerText })`}, false)
-	t.Logf("chrome-devtools-mcp, evaluate in the armed page: %s", p.a.withheld([]byte(out)))
+	t.Logf("chrome-devtools-mcp, evaluate in the armed page: %s", p.a.Withheld([]byte(out)))
 	return id
 }
 
@@ -542,7 +539,7 @@ func (p *pkRig) observeAfter(t testing.TB, id int) {
 	reqs, _ := p.call(t, p.tools.cd, "list_network_requests", map[string]any{"pageId": id}, false)
 	m := regexp.MustCompile(`reqid=(\d+) POST \S*/login/finish`).FindStringSubmatch(reqs)
 	if m == nil {
-		t.Fatalf("chrome-devtools-mcp lists no POST /login/finish: %s", p.a.withheld([]byte(reqs)))
+		t.Fatalf("chrome-devtools-mcp lists no POST /login/finish: %s", p.a.Withheld([]byte(reqs)))
 	}
 	n, _ := strconv.Atoi(m[1])
 	body, _ := p.call(t, p.tools.cd, "get_network_request", map[string]any{"pageId": id, "reqid": n}, false)
@@ -594,7 +591,7 @@ func (p *pkRig) agentGet(t testing.TB) string {
 	out, _ := p.call(t, p.tools.pw, "browser_evaluate", map[string]any{"function": agentGetJS}, false)
 	m := regexp.MustCompile(`(?:not )?answered: \w+`).FindString(out)
 	if m == "" {
-		t.Fatalf("browser_evaluate returned no outcome: %s", p.a.withheld([]byte(out)))
+		t.Fatalf("browser_evaluate returned no outcome: %s", p.a.Withheld([]byte(out)))
 	}
 	return m
 }
@@ -628,7 +625,7 @@ func (p *pkRig) attackArmedCall(t *testing.T) {
 	p.pwTab(t)
 	out, _ := p.call(t, p.tools.pw, "browser_evaluate", map[string]any{"function": armedCallJS}, false)
 	if !strings.Contains(out, `the site says 200 {\"ok\":true,\"user\":\"ada\"}`) && !strings.Contains(out, `the site says 200 {"ok":true,"user":"ada"}`) {
-		t.Fatalf("the agent's own armed call: %s", p.a.withheld([]byte(out)))
+		t.Fatalf("the agent's own armed call: %s", p.a.Withheld([]byte(out)))
 	}
 	p.wantLogin(t, logins+1, count+1)
 	p.wantAudit(t, audits+1, fill.StatusOK)
@@ -679,10 +676,10 @@ func (p *pkRig) attackFrames(t *testing.T) {
 		map[string]any{"code": fmt.Sprintf(framesJS, p.a.site2.origin+"/other?s=frame", agentGetJS)}, false)
 	for _, id := range []string{"fg-same", "fg-cross"} {
 		if !regexp.MustCompile(`\\?"` + id + `\\?":\\?"not answered: \w+`).MatchString(out) {
-			t.Errorf("get() from the agent's frame %s: %s", id, p.a.withheld([]byte(out)))
+			t.Errorf("get() from the agent's frame %s: %s", id, p.a.Withheld([]byte(out)))
 		}
 	}
-	t.Logf("get() from the agent's frames: %s", p.a.withheld([]byte(out)))
+	t.Logf("get() from the agent's frames: %s", p.a.Withheld([]byte(out)))
 	if n := p.arms(t); n != 1 || p.signCount() != count {
 		t.Fatalf("after the frames' calls: %d arms, count %d; want the arm kept and nothing signed", n, p.signCount())
 	}
@@ -719,15 +716,15 @@ func (p *pkRig) attackWorker(t *testing.T) {
 	p.pwTab(t)
 	seen, _ := p.call(t, p.tools.pw, "browser_run_code_unsafe", map[string]any{"code": fmt.Sprintf(workerJS, manifest.ExtensionOrigin, "hook")}, false)
 	if !strings.Contains(seen, "seen ") || !strings.Contains(seen, p.site.URL) {
-		t.Fatalf("the agent did not reach the worker's arm: %s", p.a.withheld([]byte(seen)))
+		t.Fatalf("the agent did not reach the worker's arm: %s", p.a.Withheld([]byte(seen)))
 	}
-	t.Logf("what the agent read in the worker: %s", p.a.withheld([]byte(seen)))
+	t.Logf("what the agent read in the worker: %s", p.a.Withheld([]byte(seen)))
 	p.clickSignIn(t)
 	p.wantLogin(t, logins+1, count+1)
 	p.wantAudit(t, audits+1, fill.StatusOK)
 	kept, _ := p.call(t, p.tools.pw, "browser_run_code_unsafe", map[string]any{"code": fmt.Sprintf(workerJS, manifest.ExtensionOrigin, "read")}, false)
 	if !strings.Contains(kept, "passkey_answer") || !strings.Contains(kept, "signature") {
-		t.Fatalf("the agent's hook kept no passkey_answer: %s", p.a.withheld([]byte(kept)))
+		t.Fatalf("the agent's hook kept no passkey_answer: %s", p.a.Withheld([]byte(kept)))
 	}
 	// What the hook kept is scanned (call does); its kinds are logged.
 	t.Logf("the host's requests the agent's hook kept: %v", slices.Compact(slices.Sorted(slices.Values(regexp.MustCompile(`passkey_\w+`).FindAllString(kept, -1)))))
@@ -805,14 +802,14 @@ func (p *pkRig) attackUnapproved(t *testing.T) {
 	p.call(t, p.tools.pw, "browser_tabs", map[string]any{"action": "new"}, false)
 	p.call(t, p.tools.pw, "browser_navigate", map[string]any{"url": manifest.ExtensionOrigin + "popup.html"}, false)
 	out, _ := p.call(t, p.tools.pw, "browser_evaluate", map[string]any{"function": fmt.Sprintf(extensionPageJS, p.site.URL)}, false)
-	t.Logf("the worker, messaged from the extension's page: %s", p.a.withheld([]byte(out)))
+	t.Logf("the worker, messaged from the extension's page: %s", p.a.Withheld([]byte(out)))
 	if !strings.Contains(out, "state") || p.arms(t) != 0 {
-		t.Errorf("messaging the worker from its page: %s, %d arms; want no arm", p.a.withheld([]byte(out)), p.arms(t))
+		t.Errorf("messaging the worker from its page: %s, %d arms; want no arm", p.a.Withheld([]byte(out)), p.arms(t))
 	}
 	// The popup's messages from a tab: no state (its "connected" field),
 	// no pause.
 	if !strings.Contains(out, "end_lease") || strings.Contains(out, "connected") {
-		t.Errorf("the worker answered the popup's messages from the popup's page in a tab: %s", p.a.withheld([]byte(out)))
+		t.Errorf("the worker answered the popup's messages from the popup's page in a tab: %s", p.a.Withheld([]byte(out)))
 	}
 	if paused, err := chromedp.Run(p.worker, chromedp.Evaluate[bool](`paused`)); err != nil || paused {
 		t.Errorf("after the popup's page in a tab asked to pause: the worker's paused is %v (%v); want fills on", paused, err)
@@ -825,7 +822,7 @@ func (p *pkRig) attackUnapproved(t *testing.T) {
 	p.pwTab(t)
 	forged, _ := p.call(t, p.tools.pw, "browser_run_code_unsafe", map[string]any{"code": fmt.Sprintf(forgeJS, manifest.ExtensionOrigin, p.site.URL)}, false)
 	if !strings.Contains(forged, `forged {\"type\":\"armed\"`) && !strings.Contains(forged, `forged {"type":"armed"`) {
-		t.Fatalf("the agent could not arm the worker itself (the attack did not run): %s", p.a.withheld([]byte(forged)))
+		t.Fatalf("the agent could not arm the worker itself (the attack did not run): %s", p.a.Withheld([]byte(forged)))
 	}
 	if got := p.agentGet(t); !strings.HasPrefix(got, "not answered") {
 		t.Errorf("get() under the agent's own arm: %s; want it not answered", got)
@@ -847,9 +844,9 @@ func (p *pkRig) secondHost(t *testing.T) {
 	a := p.a
 	audits := p.auditCount(t)
 	out, _ := p.call(t, p.tools.pw, "browser_evaluate", map[string]any{"function": secondHostJS}, false)
-	t.Logf("the agent's own host: %s", a.withheld([]byte(out)))
+	t.Logf("the agent's own host: %s", a.Withheld([]byte(out)))
 	if !strings.Contains(out, "second host: hung up") || (!strings.Contains(out, `instance\":\"string`) && !strings.Contains(out, `instance":"string`)) {
-		t.Errorf("the host the agent connected from the extension's page, with the extension's instance, was not refused: %s", a.withheld([]byte(out)))
+		t.Errorf("the host the agent connected from the extension's page, with the extension's instance, was not refused: %s", a.Withheld([]byte(out)))
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, 20*time.Second)
 	defer cancel()

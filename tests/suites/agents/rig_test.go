@@ -3,7 +3,6 @@
 package agents
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,23 +10,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
+	"github.com/fillgate/fillgate/tests/kit/ledger"
+
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
-	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/policy"
@@ -36,7 +32,6 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/hostwait"
-	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/loopback"
 	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/promptwatch"
@@ -73,10 +68,9 @@ type rig struct {
 	site2    *site           // http://127.0.0.2:port, another site
 	host     agentsock.HostStatus
 	prompts  *promptwatch.Watch
-
-	mu      sync.Mutex
-	secrets [][]byte // every scenario's secret, for the final scan
-	outputs [][]byte // everything fillgate printed
+	// Ledger holds every scenario's secret and everything fillgate
+	// printed, for the final scan.
+	ledger.Ledger
 }
 
 // newRig starts everything; it all stops when the test ends, and then
@@ -141,15 +135,7 @@ func (r *rig) writePolicy(text string) {
 func (r *rig) install(profile string) string {
 	r.t.Helper()
 	out, code := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
-	var rep struct {
-		ExtensionDir string `json:"extension_dir"`
-		Manifests    []struct{ Path, Status string }
-	}
-	if code != 0 || json.Unmarshal(out, &rep) != nil || len(rep.Manifests) != 1 || rep.Manifests[0].Status != "created" ||
-		filepath.Dir(rep.Manifests[0].Path) != filepath.Join(profile, "NativeMessagingHosts") {
-		r.t.Fatalf("fillgate install exited %d: %s", code, out)
-	}
-	return rep.ExtensionDir
+	return fgrun.Installed(r.t, out, code, profile)
 }
 
 // cli runs fillgate with args in the rig's environment and returns its
@@ -159,17 +145,8 @@ func (r *rig) cli(args ...string) ([]byte, int) {
 	cmd := exec.CommandContext(r.ctx, fillgateBin, args...)
 	cmd.Env = r.env
 	out, errOut, code := fgrun.Command(r.t, cmd)
-	r.keep(out, errOut)
+	r.Keep(out, errOut)
 	return out, code
-}
-
-// keep records fillgate's output for the final scan.
-func (r *rig) keep(outs ...[]byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, o := range outs {
-		r.outputs = append(r.outputs, bytes.Clone(o))
-	}
 }
 
 // waitHost waits until the host runs with the extension connected.
@@ -187,66 +164,15 @@ func (r *rig) waitHost() agentsock.HostStatus {
 	return hs[0]
 }
 
-// secret makes a random secret that the final scan looks for.
-func (r *rig) secret(t testing.TB) []byte {
-	s := leakscan.NewSecret(t)
-	r.mu.Lock()
-	r.secrets = append(r.secrets, s)
-	r.mu.Unlock()
-	return s
-}
-
-// code makes a random six-digit one-time code that the final scan looks
-// for.
-func (r *rig) code(t testing.TB) []byte {
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	for i := range b {
-		b[i] = '0' + b[i]%10
-	}
-	r.mu.Lock()
-	r.secrets = append(r.secrets, b)
-	r.mu.Unlock()
-	return b
-}
-
 // finalScan runs after the browser stopped: every file under the root
 // (the profile, HOME, the XDG dirs, the agent tools' folders), the
 // browser's output and everything fillgate printed, for every secret.
 func (r *rig) finalScan() {
-	t := r.t
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range r.secrets {
-		if n := leakscan.Dirs(t, s, r.root); n < 20 {
-			t.Errorf("the leak scan read only %d files under %s", n, r.root)
-		}
-		if r.chrome != nil {
-			leakscan.Bytes(t, s, "the browser's output", []byte(r.chrome.Output()))
-		}
-		for _, o := range r.outputs {
-			leakscan.Bytes(t, s, "fillgate's output", o)
-		}
-		clear(s)
+	more := map[string][]byte{}
+	if r.chrome != nil {
+		more["the browser's output"] = []byte(r.chrome.Output())
 	}
-}
-
-// withheld returns b for a failure message, or a placeholder if it holds
-// one of the rig's secrets.
-func (r *rig) withheld(b []byte) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range r.secrets {
-		if leakscan.Contains(b, s) || leakscan.MaskedLength(b, s) {
-			return "(withheld: it holds a secret)"
-		}
-	}
-	if len(b) > 600 {
-		b = append(b[:600:600], "…"...)
-	}
-	return fmt.Sprintf("%q", b)
+	r.Scan(r.t, r.root, more)
 }
 
 // lastAudit is the audit log's newest entry.
@@ -254,16 +180,7 @@ func (r *rig) lastAudit(t testing.TB) fill.AuditEntry { return fgenv.LastAudit(t
 
 // scanFillgate scans fillgate's own files (its log and the audit log) for
 // secret.
-func (r *rig) scanFillgate(t testing.TB, secret []byte) {
-	t.Helper()
-	for _, name := range []string{"fillgate.log", audit.FileName} {
-		data, err := os.ReadFile(filepath.Join(r.stateDir, name))
-		if err != nil && !os.IsNotExist(err) {
-			t.Errorf("read %s: %v", name, err)
-		}
-		leakscan.Bytes(t, secret, name, data)
-	}
-}
+func (r *rig) scanFillgate(t testing.TB, secret []byte) { fgenv.ScanLogs(t, r.stateDir, secret) }
 
 // fillRun is one `fillgate fill --json` run as the agent.
 type fillRun struct {
@@ -283,16 +200,7 @@ func (r *rig) fill(t testing.TB, args ...string) *fillRun {
 // result waits for the run and returns its one JSON result.
 func (f *fillRun) result(t testing.TB) fill.Result {
 	t.Helper()
-	res, code, err := f.Result(f.r.ctx)
-	f.r.keep(f.Stdout(), f.Stderr())
-	if err != nil {
-		t.Fatalf("%v: %s (stderr %s)", err, f.r.withheld(f.Stdout()), f.r.withheld(f.Stderr()))
-	}
-	if code != res.Status.ExitCode() {
-		t.Errorf("exit code %d for status %s", code, res.Status)
-	}
-	t.Logf("fillgate fill %s → %s", strings.Join(f.Cmd.Args[2:], " "), f.r.withheld(bytes.TrimSpace(f.Stdout())))
-	return res
+	return f.Checked(t, f.r.ctx, &f.r.Ledger)
 }
 
 // site is a login site on one loopback address. Its forms post to it and
@@ -379,54 +287,20 @@ func (r *rig) openBeside(t testing.TB, s *site, path string) *tab {
 }
 
 // openTab opens a tab as the user would and brings it to the front. When
-// the test ends the tab is left open on a blank page, never closed: an
-// agent tool whose current tab closes under it may fail its next call.
+// the test ends the tab is left open on a blank page (browser.OpenTab).
 func (r *rig) openTab(t testing.TB, s *site, path string, newWindow bool) *tab {
 	t.Helper()
 	token := randomHex(t)
 	url := s.origin + path + "?s=" + token
-	res, err := cdp.Call(r.ctx, chromedp.FromContext(r.bctx).Browser, target.CreateTarget,
-		target.CreateTargetParams{URL: "about:blank", NewWindow: &newWindow})
-	if err != nil {
-		t.Fatalf("open a tab: %v", err)
-	}
-	ctx, cancel := chromedp.NewContext(r.bctx, chromedp.WithTargetID(res.TargetID), chromedp.WithDetachOnCancel())
-	t.Cleanup(func() {
-		nctx, stop := context.WithTimeout(ctx, 10*time.Second)
-		defer stop()
-		// A login the fill submitted may still be on its way (a form's
-		// navigation starts after the in-page call returns): stop it, so
-		// that it cannot abort the navigation away.
-		_, _ = chromedp.Call(nctx, page.StopLoading, cdp.Empty{})
-		if err := chromedp.Do(nctx, chromedp.Navigate("about:blank")); err != nil && r.ctx.Err() == nil {
-			t.Errorf("leave the tab: %v", err)
-		}
-		cancel()
-	})
-	tb := &tab{t: t, ctx: ctx, id: res.TargetID, url: url, token: token}
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("open %s: %v", url, err)
-	}
-	tb.front()
-	return tb
+	ctx, id := browser.OpenTab(t, r.bctx, url, newWindow)
+	return &tab{t: t, ctx: ctx, id: id, url: url, token: token}
 }
 
 // focus focuses the element with id, as a click into it would.
-func (tb *tab) focus(id string) {
-	tb.t.Helper()
-	ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`(() => { const el = document.getElementById(`+quote(id)+`); el.focus(); return document.activeElement === el; })()`))
-	if err != nil || !ok {
-		tb.t.Fatalf("could not focus #%s: %v", id, err)
-	}
-}
+func (tb *tab) focus(id string) { tb.t.Helper(); browser.Focus(tb.t, tb.ctx, id) }
 
 // front brings the tab to the front of its window.
-func (tb *tab) front() {
-	tb.t.Helper()
-	if _, err := chromedp.Call(tb.ctx, page.BringToFront, cdp.Empty{}); err != nil {
-		tb.t.Fatalf("bring the tab to the front: %v", err)
-	}
-}
+func (tb *tab) front() { tb.t.Helper(); browser.Front(tb.t, tb.ctx) }
 
 // holdsNowhere reports whether, once the page has loaded, no input of it
 // holds secret and its text does not show it. The comparison runs in the

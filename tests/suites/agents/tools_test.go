@@ -77,7 +77,7 @@ func (a *agentTools) call(t testing.TB, s *agenttools.Server, secret []byte, too
 	t.Helper()
 	text, failed := a.try(t, s, secret, tool, args)
 	if failed {
-		t.Fatalf("%s failed: %s", tool, a.r.withheld([]byte(text)))
+		t.Fatalf("%s failed: %s", tool, a.r.Withheld([]byte(text)))
 	}
 	return text
 }
@@ -108,12 +108,12 @@ func (a *agentTools) tabs(t testing.TB, secret []byte) string {
 	args := map[string]any{"action": "list"}
 	text, failed := a.try(t, a.pw, secret, "browser_tabs", args)
 	if failed && strings.Contains(text, "has been closed") {
-		t.Logf("Playwright MCP's browser_tabs failed while a page closed; listing again: %s", a.r.withheld([]byte(text)))
+		t.Logf("Playwright MCP's browser_tabs failed while a page closed; listing again: %s", a.r.Withheld([]byte(text)))
 		time.Sleep(500 * time.Millisecond)
 		text, failed = a.try(t, a.pw, secret, "browser_tabs", args)
 	}
 	if failed {
-		t.Fatalf("browser_tabs failed: %s", a.r.withheld([]byte(text)))
+		t.Fatalf("browser_tabs failed: %s", a.r.Withheld([]byte(text)))
 	}
 	return text
 }
@@ -150,14 +150,14 @@ func (a *agentTools) readPage(t testing.TB, tb *tab, secret []byte, m toolsMark)
 	tabs := a.tabs(t, secret)
 	i, ok := listIndex(tabs, `(?m)^- (\d+): .*`, mark)
 	if !ok {
-		t.Fatalf("Playwright MCP does not list the tab: %s", a.r.withheld([]byte(tabs)))
+		t.Fatalf("Playwright MCP does not list the tab: %s", a.r.Withheld([]byte(tabs)))
 	}
 	a.call(t, a.pw, secret, "browser_tabs", map[string]any{"action": "select", "index": i})
 	snap := a.call(t, a.pw, secret, "browser_snapshot", map[string]any{})
 	// Refs are e<n>, or f<frame>e<n> in a page that navigated.
 	refs := regexp.MustCompile(`\[ref=((?:f\d+)?e\d+)\]`).FindAllStringSubmatch(snap, -1)
 	if len(refs) == 0 {
-		t.Fatalf("the snapshot has no element to hover: %s", a.r.withheld([]byte(snap)))
+		t.Fatalf("the snapshot has no element to hover: %s", a.r.Withheld([]byte(snap)))
 	}
 	a.call(t, a.pw, secret, "browser_hover", map[string]any{"target": refs[len(refs)-1][1], "element": "the last element"})
 	a.call(t, a.pw, secret, "browser_wait_for", map[string]any{"text": "page " + tb.token})
@@ -166,7 +166,7 @@ func (a *agentTools) readPage(t testing.TB, tb *tab, secret []byte, m toolsMark)
 	pages := a.call(t, a.cd, secret, "list_pages", map[string]any{})
 	id, ok := listIndex(pages, `(?m)^(\d+): .*`, mark)
 	if !ok {
-		t.Fatalf("chrome-devtools-mcp does not list the page: %s", a.r.withheld([]byte(pages)))
+		t.Fatalf("chrome-devtools-mcp does not list the page: %s", a.r.Withheld([]byte(pages)))
 	}
 	a.call(t, a.cd, secret, "take_snapshot", map[string]any{"pageId": id})
 	a.call(t, a.cd, secret, "take_snapshot", map[string]any{"pageId": id, "filePath": filepath.Join(a.cdWS.Output, "snapshot-"+tb.token+".txt")})

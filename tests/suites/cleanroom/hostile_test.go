@@ -89,7 +89,7 @@ func TestHostileInputs(t *testing.T) {
 			// loginThrough logs in through the room from tb and checks
 			// that the script did not run there.
 			loginThrough := func(t *testing.T, tb *tab) {
-				secret := r.secret(t)
+				secret := r.Secret(t)
 				site.SetPassword(secret)
 				tb.typeInto("user", sessionsite.User)
 				tb.focus(reflect.Field)
@@ -126,7 +126,7 @@ func TestHostileInputs(t *testing.T) {
 			})
 
 			t.Run("an address with markup in its query is refused", func(t *testing.T) {
-				secret := r.secret(t)
+				secret := r.Secret(t)
 				site.SetPassword(secret)
 				tb := r.open(t, reflect.Login+"?msg="+url.QueryEscape(bad.tag()))
 				tb.typeInto("user", sessionsite.User)
@@ -144,13 +144,8 @@ func TestHostileInputs(t *testing.T) {
 			})
 
 			t.Run("a page that sends the password to another site is stopped", func(t *testing.T) {
-				secret := r.secret(t)
-				site.SetPassword(secret)
 				beacon := site.Archetype("beacon")
-				tb := r.toLogin(t, site, beacon)
-				run := r.fill(t, "127.0.0.1")
-				run.types(t, secret)
-				res := run.result(t)
+				tb, res, secret := r.typedLogin(t, site, beacon, "127.0.0.1")
 				wantStatus(t, res, fill.StatusRefused, "sent the password to another site, "+site.IdP)
 				if n := site.ReceivedAt(site.IdP, "/collect", secret); n != 0 {
 					t.Errorf("the other site received the password %d times", n)

@@ -61,15 +61,24 @@ func (r *rig) toLogin(t testing.TB, site *sessionsite.Site, a sessionsite.Archet
 	return tb
 }
 
+// typedLogin makes a new secret the site's password, opens a's login page
+// in the agent's tab, asks for the password of service as the agent over
+// the rig's path, and has the person type the secret in the native
+// dialog. It returns the tab, the agent's result and the secret.
+func (r *rig) typedLogin(t testing.TB, site *sessionsite.Site, a sessionsite.Archetype, service string) (*tab, fill.Result, []byte) {
+	t.Helper()
+	secret := r.Secret(t)
+	site.SetPassword(secret)
+	tb := r.toLogin(t, site, a)
+	run := r.fill(t, service)
+	run.types(t, secret)
+	return tb, run.result(t), secret
+}
+
 // logIn runs one archetype's login through the clean room, the person
 // typing the password in the native dialog, and checks its outcome.
 func (r *rig) logIn(t *testing.T, site *sessionsite.Site, a sessionsite.Archetype) {
-	secret := r.secret(t)
-	site.SetPassword(secret)
-	tb := r.toLogin(t, site, a)
-	run := r.fill(t, service(t, a.Login))
-	run.types(t, secret)
-	res := run.result(t)
+	tb, res, secret := r.typedLogin(t, site, a, service(t, a.Login))
 	home, _ := url.Parse(a.Home)
 	homeOrigin := home.Scheme + "://" + home.Host
 	if res.Status != fill.StatusOK || res.HandedOver == nil || !*res.HandedOver || res.TabOrigin != homeOrigin {

@@ -33,7 +33,7 @@ func TestOutcomes(t *testing.T) {
 			other := loginserver.Start(t, "127.0.0.1")
 
 			t.Run("cancelled in the dialog", func(t *testing.T) {
-				secret := r.secret(t)
+				secret := r.Secret(t)
 				site.SetPassword(secret)
 				tb := r.toLogin(t, site, form)
 				run := r.fill(t, "127.0.0.1")
@@ -46,7 +46,7 @@ func TestOutcomes(t *testing.T) {
 			t.Run("nobody answers", func(t *testing.T) {
 				r.writePolicy(strings.Replace(basePolicy(""), `prompt_budget = "45s"`, `prompt_budget = "5s"`, 1))
 				defer r.writePolicy(basePolicy(""))
-				secret := r.secret(t)
+				secret := r.Secret(t)
 				site.SetPassword(secret)
 				tb := r.toLogin(t, site, form)
 				res := r.fill(t, "127.0.0.1").result(t)
@@ -55,7 +55,7 @@ func TestOutcomes(t *testing.T) {
 			})
 
 			t.Run("the site does not take the password", func(t *testing.T) {
-				right, wrong := r.secret(t), r.secret(t)
+				right, wrong := r.Secret(t), r.Secret(t)
 				site.SetPassword(right)
 				tb := r.toLogin(t, site, form)
 				run := r.fill(t, "127.0.0.1")
@@ -72,7 +72,7 @@ func TestOutcomes(t *testing.T) {
 			})
 
 			t.Run("then none is refused before anything is asked", func(t *testing.T) {
-				secret := r.secret(t)
+				secret := r.Secret(t)
 				site.SetPassword(secret)
 				tb := r.toLogin(t, site, form)
 				res := r.fill(t, "127.0.0.1", "--then", "none").result(t)
@@ -91,13 +91,8 @@ func TestOutcomes(t *testing.T) {
 			})
 
 			t.Run("a device-bound session is not handed over", func(t *testing.T) {
-				secret := r.secret(t)
-				site.SetPassword(secret)
 				dbsc := site.Archetype("dbsc")
-				tb := r.toLogin(t, site, dbsc)
-				run := r.fill(t, "127.0.0.1")
-				run.types(t, secret)
-				res := run.result(t)
+				tb, res, secret := r.typedLogin(t, site, dbsc, "127.0.0.1")
 				wantStatus(t, res, fill.StatusFailed, "device-bound session")
 				if res.HandedOver != nil {
 					t.Error("a device-bound session was handed over")
@@ -106,7 +101,7 @@ func TestOutcomes(t *testing.T) {
 			})
 
 			t.Run("a 307 to another origin is stopped in the clean room", func(t *testing.T) {
-				secret := r.secret(t)
+				secret := r.Secret(t)
 				site.SetPassword(secret)
 				a := site.Archetype("redirect307")
 				tb := r.toLogin(t, site, a)
@@ -127,13 +122,8 @@ func TestOutcomes(t *testing.T) {
 			})
 
 			t.Run("a login that keeps the password in web storage is not handed over", func(t *testing.T) {
-				secret := r.secret(t)
-				site.SetPassword(secret)
 				a := site.Archetype("leaky")
-				tb := r.toLogin(t, site, a)
-				run := r.fill(t, "127.0.0.1")
-				run.types(t, secret)
-				res := run.result(t)
+				tb, res, secret := r.typedLogin(t, site, a, "127.0.0.1")
 				wantStatus(t, res, fill.StatusFailed, "keeps the password in what its login left")
 				if n := site.Received(secret); n != 1 {
 					t.Errorf("the site received the password %d times; want once (the login itself)", n)
@@ -202,7 +192,7 @@ func TestSavedValueNoPrompt(t *testing.T) {
 			// approval = "none" holds only for the exact host and port.
 			svc := strings.TrimPrefix(site.App, "http://")
 			r.writePolicy(basePolicy(fmt.Sprintf("\n[service.%q]\napproval = \"none\"\n", svc)))
-			secret := r.secret(t)
+			secret := r.Secret(t)
 			site.SetPassword(secret)
 			r.remember(t, svc, secret)
 			tb := r.toLogin(t, site, form)
@@ -231,10 +221,7 @@ func TestOneTimeCode(t *testing.T) {
 	defer cancel()
 	r := newRig(t, ctx, viaCDP)
 	site := loginserver.Start(t, "127.0.0.1")
-	code := []byte("482913")
-	r.mu.Lock()
-	r.secrets = append(r.secrets, code)
-	r.mu.Unlock()
+	code := r.Code(t)
 	site.SetRight(code)
 	tb := r.open(t, site.URL+"/otp")
 	tb.focus("otp")
@@ -257,7 +244,7 @@ func TestKilledWithItsRoom(t *testing.T) {
 	r := newRig(t, ctx, viaCDP)
 	site := sessionsite.Start(t)
 	form := site.Archetype("form")
-	secret := r.secret(t)
+	secret := r.Secret(t)
 	site.SetPassword(secret)
 	rooms := filepath.Join(r.root.RunDir, "rooms")
 	tb := r.toLogin(t, site, form)

@@ -10,17 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/target"
-	"github.com/chromedp/chromedp"
+	"github.com/fillgate/fillgate/tests/kit/ledger"
 
-	"github.com/fillgate/fillgate/internal/audit"
+	"github.com/chromedp/cdproto/target"
+
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
 	"github.com/fillgate/fillgate/internal/policy"
@@ -30,8 +26,6 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/hostwait"
-	"github.com/fillgate/fillgate/tests/kit/leakscan"
-	"github.com/fillgate/fillgate/tests/kit/poll"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
 
@@ -80,10 +74,9 @@ type rig struct {
 	person *desktop.Person
 	chrome *browser.Chromium
 	bctx   context.Context
-
-	mu      sync.Mutex
-	secrets [][]byte
-	outputs [][]byte
+	// Ledger holds every secret of the rig and everything fillgate
+	// printed, for the final scan.
+	ledger.Ledger
 }
 
 // newRig starts it all for via; it stops when the test ends, and then
@@ -158,13 +151,7 @@ func (r *rig) writePolicy(text string) {
 func (r *rig) install(profile string) string {
 	r.t.Helper()
 	out, code := r.cli("install", "--json", "--browser", "chromium", "--user-data-dir", profile)
-	var rep struct {
-		ExtensionDir string `json:"extension_dir"`
-	}
-	if code != 0 || json.Unmarshal(out, &rep) != nil || rep.ExtensionDir == "" {
-		r.t.Fatalf("fillgate install exited %d: %s", code, out)
-	}
-	return rep.ExtensionDir
+	return fgrun.Installed(r.t, out, code, profile)
 }
 
 // waitHost waits until the host runs with the extension connected.
@@ -187,26 +174,8 @@ func (r *rig) cli(args ...string) ([]byte, int) {
 	cmd := exec.CommandContext(r.ctx, fillgateBin, args...)
 	cmd.Env = r.env
 	out, errOut, code := fgrun.Command(r.t, cmd)
-	r.keep(out, errOut)
+	r.Keep(out, errOut)
 	return out, code
-}
-
-// keep records fillgate's output for the final scan.
-func (r *rig) keep(outs ...[]byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, o := range outs {
-		r.outputs = append(r.outputs, bytes.Clone(o))
-	}
-}
-
-// secret is a new secret the final scan looks for.
-func (r *rig) secret(t testing.TB) []byte {
-	s := leakscan.NewSecret(t)
-	r.mu.Lock()
-	r.secrets = append(r.secrets, s)
-	r.mu.Unlock()
-	return s
 }
 
 // finalScan runs after the browser stopped: every file under the root,
@@ -229,67 +198,15 @@ func (r *rig) finalScan() {
 	}
 	if t.Failed() {
 		if log, err := os.ReadFile(filepath.Join(r.root.StateDir, "fillgate.log")); err == nil {
-			t.Logf("fillgate.log, its end:\n%s", r.tail(log))
+			t.Logf("fillgate.log, its end:\n%s", r.Tail(log))
 		}
-		t.Logf("the driven browser's output, its end:\n%s", r.tail([]byte(r.chrome.Output())))
+		t.Logf("the driven browser's output, its end:\n%s", r.Tail([]byte(r.chrome.Output())))
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range r.secrets {
-		if n := leakscan.Dirs(t, s, r.root.Dir); n < 20 {
-			t.Errorf("the leak scan read only %d files under %s", n, r.root.Dir)
-		}
-		leakscan.Bytes(t, s, "the driven browser's output", []byte(r.chrome.Output()))
-		for _, o := range r.outputs {
-			leakscan.Bytes(t, s, "fillgate's output", o)
-		}
-		clear(s)
-	}
-}
-
-// tail is the end of b (a log) for a failure message, or a placeholder
-// if b holds one of the rig's secrets.
-func (r *rig) tail(b []byte) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range r.secrets {
-		if leakscan.Contains(b, s) {
-			return "(withheld: it holds a secret)"
-		}
-	}
-	if len(b) > 6000 {
-		b = b[len(b)-6000:]
-	}
-	return string(b)
-}
-
-// withheld returns b for a failure message, or a placeholder if it holds
-// one of the rig's secrets.
-func (r *rig) withheld(b []byte) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range r.secrets {
-		if leakscan.Contains(b, s) || leakscan.MaskedLength(b, s) {
-			return "(withheld: it holds a secret)"
-		}
-	}
-	if len(b) > 800 {
-		b = append(b[:800:800], "…"...)
-	}
-	return fmt.Sprintf("%q", b)
+	r.Scan(t, r.root.Dir, map[string][]byte{"the driven browser's output": []byte(r.chrome.Output())})
 }
 
 // scanFillgate scans fillgate's log and audit log for secret.
-func (r *rig) scanFillgate(t testing.TB, secret []byte) {
-	t.Helper()
-	for _, name := range []string{"fillgate.log", audit.FileName} {
-		data, err := os.ReadFile(filepath.Join(r.root.StateDir, name))
-		if err != nil && !os.IsNotExist(err) {
-			t.Errorf("read %s: %v", name, err)
-		}
-		leakscan.Bytes(t, secret, name, data)
-	}
-}
+func (r *rig) scanFillgate(t testing.TB, secret []byte) { fgenv.ScanLogs(t, r.root.StateDir, secret) }
 
 // tab is a page of the driven browser, driven over the test's own CDP
 // connection.
@@ -303,82 +220,33 @@ type tab struct {
 // agent would.
 func (r *rig) open(t testing.TB, url string) *tab {
 	t.Helper()
-	yes := true
-	res, err := cdp.Call(r.ctx, chromedp.FromContext(r.bctx).Browser, target.CreateTarget,
-		target.CreateTargetParams{URL: "about:blank", NewWindow: &yes})
-	if err != nil {
-		t.Fatalf("open a tab: %v", err)
-	}
-	ctx, cancel := chromedp.NewContext(r.bctx, chromedp.WithTargetID(res.TargetID), chromedp.WithDetachOnCancel())
-	t.Cleanup(func() {
-		nctx, stop := context.WithTimeout(ctx, 10*time.Second)
-		defer stop()
-		_, _ = chromedp.Call(nctx, page.StopLoading, cdp.Empty{})
-		_ = chromedp.Do(nctx, chromedp.Navigate("about:blank"))
-		cancel()
-	})
-	tb := &tab{t: t, ctx: ctx, id: res.TargetID}
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("open %s: %v", url, err)
-	}
-	tb.front()
-	return tb
+	ctx, id := browser.OpenTab(t, r.bctx, url, true)
+	return &tab{t: t, ctx: ctx, id: id}
 }
 
 // front brings the tab to the front.
-func (tb *tab) front() {
-	tb.t.Helper()
-	if _, err := chromedp.Call(tb.ctx, page.BringToFront, cdp.Empty{}); err != nil {
-		tb.t.Fatalf("bring the tab to the front: %v", err)
-	}
-}
+func (tb *tab) front() { tb.t.Helper(); browser.Front(tb.t, tb.ctx) }
 
 // eval evaluates js in the page and decodes its value into out.
-func (tb *tab) eval(js string, out any) {
-	tb.t.Helper()
-	raw, err := chromedp.Run(tb.ctx, chromedp.Evaluate[json.RawMessage](js, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
-	if err != nil {
-		tb.t.Fatalf("evaluate %s: %v", js, err)
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			tb.t.Fatalf("evaluate %s: %v", js, err)
-		}
-	}
-}
+func (tb *tab) eval(js string, out any) { tb.t.Helper(); browser.Eval(tb.t, tb.ctx, js, out) }
 
 // waitFor waits until js is true in the page (it may navigate meanwhile).
-func (tb *tab) waitFor(js string) {
-	tb.t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
-	defer cancel()
-	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
-		return err == nil && ok, nil
-	}); err != nil {
-		tb.t.Fatalf("waiting for %s: %v", js, err)
-	}
-}
+func (tb *tab) waitFor(js string) { tb.t.Helper(); browser.WaitFor(tb.t, tb.ctx, js, 20*time.Second) }
 
-// focus types value (not a secret) into the field with id and focuses
-// the field focus, as the agent does before it asks.
+// focus focuses the field with id once the page has it, as the agent
+// does before it asks.
 func (tb *tab) focus(id string) {
 	tb.t.Helper()
 	tb.waitFor(`document.readyState === "complete" && document.getElementById(` + quote(id) + `) !== null`)
-	var ok bool
-	tb.eval(`(() => { const el = document.getElementById(`+quote(id)+`); el.focus(); return document.activeElement === el; })()`, &ok)
-	if !ok {
-		tb.t.Fatalf("could not focus #%s", id)
-	}
+	browser.Focus(tb.t, tb.ctx, id)
 }
 
 // typeInto sets a text field's value as the agent's tools do (not a
-// secret: a user name).
+// secret: a user name), once the page has it.
 func (tb *tab) typeInto(id, value string) {
 	tb.t.Helper()
 	tb.waitFor(`document.readyState === "complete" && document.getElementById(` + quote(id) + `) !== null`)
-	tb.eval(`(() => { const el = document.getElementById(`+quote(id)+`); el.focus(); el.value = `+quote(value)+`;
-el.dispatchEvent(new Event("input", {bubbles: true})); return true; })()`, nil)
+	browser.TypeInto(tb.t, tb.ctx, id, value)
 }
 
 // location is where the tab is now.
@@ -416,16 +284,7 @@ func (r *rig) fill(t testing.TB, service string, args ...string) *fillRun {
 // result waits for the run and returns its one JSON result.
 func (f *fillRun) result(t testing.TB) fill.Result {
 	t.Helper()
-	res, code, err := f.Result(f.r.ctx)
-	f.r.keep(f.Stdout(), f.Stderr())
-	if err != nil {
-		t.Fatalf("%v: %s (stderr %s)", err, f.r.withheld(f.Stdout()), f.r.withheld(f.Stderr()))
-	}
-	if code != res.Status.ExitCode() {
-		t.Errorf("exit code %d for status %s", code, res.Status)
-	}
-	t.Logf("fillgate fill %s → %s", strings.Join(f.Cmd.Args[2:], " "), f.r.withheld(bytes.TrimSpace(f.Stdout())))
-	return res
+	return f.Checked(t, f.r.ctx, &f.r.Ledger)
 }
 
 // types waits for the native dialog the run opens and types value into
@@ -436,7 +295,7 @@ func (f *fillRun) types(t testing.TB, value []byte) {
 	defer cancel()
 	w, err := f.r.person.WaitDialog(ctx)
 	if err != nil {
-		t.Fatalf("no native dialog: %v (fillgate said %s)", err, f.r.withheld(f.Stdout()))
+		t.Fatalf("no native dialog: %v (fillgate said %s)", err, f.r.Withheld(f.Stdout()))
 	}
 	if err := f.r.person.Type(ctx, value); err != nil {
 		t.Fatalf("the person: %v", err)
@@ -466,7 +325,7 @@ func (f *fillRun) presses(t testing.TB, keys ...string) {
 	defer cancel()
 	w, err := f.r.person.WaitDialog(ctx)
 	if err != nil {
-		t.Fatalf("no native dialog: %v (fillgate said %s)", err, f.r.withheld(f.Stdout()))
+		t.Fatalf("no native dialog: %v (fillgate said %s)", err, f.r.Withheld(f.Stdout()))
 	}
 	if err := f.r.person.Key(ctx, keys...); err != nil {
 		t.Fatalf("the person: %v", err)
@@ -484,9 +343,9 @@ func (r *rig) remember(t testing.TB, service string, secret []byte) {
 	defer clear(in)
 	cmd.Stdin = bytes.NewReader(in)
 	out, errOut, code := fgrun.Command(t, cmd)
-	r.keep(out, errOut)
+	r.Keep(out, errOut)
 	if code != 0 {
-		t.Fatalf("fillgate remember exited %d: %s", code, r.withheld(errOut))
+		t.Fatalf("fillgate remember exited %d: %s", code, r.Withheld(errOut))
 	}
 }
 

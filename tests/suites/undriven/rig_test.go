@@ -210,24 +210,10 @@ func dieWithTest() *syscall.SysProcAttr {
 func (r *rig) install(t testing.TB, profile string) string {
 	t.Helper()
 	out, errOut, code := r.cli(t, nil, "install", "--json", "--browser", "chromium", "--user-data-dir", profile)
-	var rep struct {
-		ExtensionDir string `json:"extension_dir"`
-		Manifests    []struct {
-			Path   string `json:"path"`
-			Status string `json:"status"`
-		} `json:"manifests"`
-	}
-	if code != 0 || json.Unmarshal(out, &rep) != nil {
+	if code != 0 {
 		t.Fatalf("fillgate install exited %d: %s%s", code, out, errOut)
 	}
-	want := filepath.Join(profile, "NativeMessagingHosts")
-	if len(rep.Manifests) != 1 || rep.Manifests[0].Status != "created" || filepath.Dir(rep.Manifests[0].Path) != want {
-		t.Fatalf("fillgate install reported %s; want one host manifest created in %s", out, want)
-	}
-	if _, err := os.Stat(filepath.Join(rep.ExtensionDir, "manifest.json")); err != nil {
-		t.Fatalf("fillgate install unpacked no extension: %v", err)
-	}
-	return rep.ExtensionDir
+	return fgrun.Installed(t, out, code, profile)
 }
 
 // waitHost waits until the browser's host runs with the extension
