@@ -375,61 +375,12 @@ func (ch *chromium) worker(t testing.TB) (context.Context, context.CancelFunc) {
 // that closes it (also called when the test ends).
 func (ch *chromium) popup(t testing.TB) (tab, func()) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ch.ctx, 30*time.Second)
-	defer cancel()
-	before := ch.popupTargets(t)
-	wctx, detach := ch.worker(t)
-	defer detach()
-	if _, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`chrome.action.openPopup().then(() => true)`, chromedp.EvalAwaitPromise)); err != nil {
-		t.Fatalf("chrome.action.openPopup() in the extension's worker: %v", err)
-	}
-	var id target.ID
-	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
-		for p := range ch.popupTargets(t) {
-			if !before[p] {
-				id = p
-			}
+	pctx, closePopup := browser.OpenPopup(t, ch.ctx, ch.bctx, popupURL, func() {
+		wctx, detach := ch.worker(t)
+		defer detach()
+		if _, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`chrome.action.openPopup().then(() => true)`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatalf("chrome.action.openPopup() in the extension's worker: %v", err)
 		}
-		return id != "", nil
-	}); err != nil {
-		t.Fatalf("chrome.action.openPopup() opened no popup page: %v", err)
-	}
-	// Without WithDetachOnCancel: cancelling this context closes the popup.
-	pctx, closePopup := chromedp.NewContext(ch.bctx, chromedp.WithTargetID(id))
-	t.Cleanup(closePopup)
-	// The popup's target exists before its document can be evaluated in;
-	// wait until it has loaded, and check that it is in no tab.
-	var where string
-	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
-		got, err := chromedp.Run(pctx, chromedp.Evaluate[string](`document.readyState === "complete" ?
-			chrome.tabs.getCurrent().then((tab) => tab === undefined ? "no tab" : "tab " + tab.id) : ""`, chromedp.EvalAwaitPromise))
-		if err != nil && strings.Contains(err.Error(), "Cannot find default execution context") {
-			return false, nil
-		}
-		where = got
-		return got != "", err
-	}); err != nil {
-		t.Fatalf("the popup page never loaded: %v", err)
-	}
-	if where != "no tab" {
-		t.Fatalf("the page chrome.action.openPopup() opened is in %s; want the toolbar popup, in no tab", where)
-	}
+	})
 	return tab{t: t, ctx: pctx, bctx: ch.bctx, input: pctx}, closePopup
-}
-
-// popupTargets is the set of the browser's pages at popup.html now: the
-// toolbar popup, and any tab that shows the same page.
-func (ch *chromium) popupTargets(t testing.TB) map[target.ID]bool {
-	t.Helper()
-	infos, err := chromedp.Targets(ch.bctx)
-	if err != nil {
-		t.Fatalf("list targets: %v", err)
-	}
-	ids := map[target.ID]bool{}
-	for _, in := range infos {
-		if in.Type == "page" && in.URL == popupURL {
-			ids[in.TargetID] = true
-		}
-	}
-	return ids
 }

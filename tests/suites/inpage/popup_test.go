@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/browser"
 )
 
 // popupURL is the toolbar popup's page.
@@ -28,58 +27,11 @@ const inTabNote = "Open fillgate from its toolbar button"
 // closes when t ends.
 func openPopup(t testing.TB, ctx, browserCtx context.Context, w *worker) *tab {
 	t.Helper()
-	before := popupTargets(t, browserCtx)
-	var opened bool
-	w.call(&opened, `function () { return chrome.action.openPopup().then(() => true); }`)
-	var id target.ID
-	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
-		for p := range popupTargets(t, browserCtx) {
-			if !before[p] {
-				id = p
-			}
-		}
-		return id != "", nil
-	}); err != nil {
-		t.Fatalf("chrome.action.openPopup() opened no popup page: %v", err)
-	}
-	pctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithTargetID(id))
-	t.Cleanup(cancel)
-	pop := &tab{t: t, ctx: pctx, bctx: browserCtx}
-	// The popup's target exists before its document has a context to
-	// evaluate in: wait until its script has run.
-	var inTab string
-	if err := poll.Until(ctx, 50*time.Millisecond, func() (bool, error) {
-		got, err := chromedp.Run(pctx, chromedp.Evaluate[string](`document.readyState === "complete" ?
-			chrome.tabs.getCurrent().then((tab) => tab === undefined ? "no tab" : "tab " + tab.id) : ""`, chromedp.EvalAwaitPromise))
-		if err != nil && strings.Contains(err.Error(), "Cannot find default execution context") {
-			return false, nil
-		}
-		inTab = got
-		return got != "", err
-	}); err != nil {
-		t.Fatalf("the popup page never loaded: %v", err)
-	}
-	if inTab != "no tab" {
-		t.Fatalf("the page chrome.action.openPopup() opened is in %s; want the toolbar popup, in no tab", inTab)
-	}
-	return pop
-}
-
-// popupTargets is the set of the browser's pages at popup.html now: the
-// toolbar popup and any tab that shows the same page.
-func popupTargets(t testing.TB, browserCtx context.Context) map[target.ID]bool {
-	t.Helper()
-	infos, err := chromedp.Targets(browserCtx)
-	if err != nil {
-		t.Fatalf("list targets: %v", err)
-	}
-	ids := map[target.ID]bool{}
-	for _, in := range infos {
-		if in.Type == "page" && in.URL == popupURL {
-			ids[in.TargetID] = true
-		}
-	}
-	return ids
+	pctx, _ := browser.OpenPopup(t, ctx, browserCtx, popupURL, func() {
+		var opened bool
+		w.call(&opened, `function () { return chrome.action.openPopup().then(() => true); }`)
+	})
+	return &tab{t: t, ctx: pctx, bctx: browserCtx}
 }
 
 // tell sends msg to the extension with chrome.runtime.sendMessage from
