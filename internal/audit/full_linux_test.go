@@ -6,57 +6,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/tmpfs"
+
 	"github.com/fillgate/fillgate/internal/fill"
 )
-
-// page is the allocation unit of tmpfs.
-const page = 4096
-
-// mountFull mounts a tmpfs of size bytes at dir for the test (root only)
-// and returns a function that fills it up.
-func mountFull(t *testing.T, dir string, size int) (fillUp, free func()) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size="+strconv.Itoa(size)+",mode=0700"); err != nil {
-		t.Fatalf("mount a tmpfs at %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	filler := filepath.Join(dir, "filler")
-	fillUp = func() {
-		f, err := os.Create(filler)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		block := make([]byte, page)
-		for {
-			if _, err := f.Write(block); err != nil {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatalf("fill the disk: %v", err)
-				}
-				return
-			}
-		}
-	}
-	free = func() {
-		if err := os.Remove(filler); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return fillUp, free
-}
 
 // padTo appends to the log at path one entry whose detail makes the file
 // end exactly at size.
@@ -93,14 +51,14 @@ func TestFullDiskLeavesNoHalfEntry(t *testing.T) {
 		return
 	}
 	dir := filepath.Join(t.TempDir(), "state")
-	fillDisk, freeDisk := mountFull(t, dir, 16*page)
+	tmpfs.Mount(t, dir, 16*tmpfs.Page)
 	l := Open(dir)
 	first := fill.AuditEntry{Time: time.Unix(1, 0).UTC(), Service: "github.com", Status: fill.StatusOK}
 	if err := l.Record(first); err != nil {
 		t.Fatal(err)
 	}
-	pad := padTo(t, l, 2*page-100) // the next entry crosses into a page the disk no longer has
-	fillDisk()
+	pad := padTo(t, l, 2*tmpfs.Page-100) // the next entry crosses into a page the disk no longer has
+	filler := tmpfs.Fill(t, dir)
 
 	lost := fill.AuditEntry{Time: time.Unix(3, 0).UTC(), Service: "lost.test", Status: fill.StatusOK, Detail: strings.Repeat("d", 200)}
 	err := l.Record(lost)
@@ -108,11 +66,13 @@ func TestFullDiskLeavesNoHalfEntry(t *testing.T) {
 		t.Fatalf("Record on a full disk = %v, want ENOSPC", err)
 	}
 	data, _ := os.ReadFile(l.Path())
-	if len(data) != 2*page-100 || !bytes.HasSuffix(data, []byte("\n")) {
-		t.Fatalf("after the failed Record the log is %d bytes (ends in a newline: %v), want the %d it was", len(data), bytes.HasSuffix(data, []byte("\n")), 2*page-100)
+	if len(data) != 2*tmpfs.Page-100 || !bytes.HasSuffix(data, []byte("\n")) {
+		t.Fatalf("after the failed Record the log is %d bytes (ends in a newline: %v), want the %d it was", len(data), bytes.HasSuffix(data, []byte("\n")), 2*tmpfs.Page-100)
 	}
 
-	freeDisk()
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
 	last := fill.AuditEntry{Time: time.Unix(4, 0).UTC(), Service: "last.test", Status: fill.StatusCancelled}
 	if err := l.Record(last); err != nil {
 		t.Fatal(err)

@@ -3,55 +3,17 @@ package hostcore
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fillgate/fillgate/tests/kit/tmpfs"
 
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/fill"
 )
-
-// tmpfsPage is the allocation unit of tmpfs.
-const tmpfsPage = 4096
-
-// mountTmpfs mounts a tmpfs of size bytes at dir until the test ends
-// (after the rig's teardown and leak scan, which run first).
-func mountTmpfs(t *testing.T, dir string, size int) {
-	t.Helper()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size="+strconv.Itoa(size)+",mode=0700"); err != nil {
-		t.Fatalf("mount a tmpfs at %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-}
-
-// fillDisk writes a file in dir until the disk is full and returns it.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "filler")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	block := make([]byte, tmpfsPage)
-	for {
-		if _, err := f.Write(block); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("fill the disk: %v", err)
-			}
-			return p
-		}
-	}
-}
 
 // padAudit appends to the audit log, as another fillgate process would,
 // one entry long enough that the log then ends exactly at size.
@@ -88,7 +50,7 @@ func TestDiskFullWhileAuditing(t *testing.T) {
 	tr := newTree(t, root)
 	asRoot := os.Geteuid() == 0
 	if asRoot {
-		mountTmpfs(t, tr.state, 32*tmpfsPage)
+		tmpfs.Mount(t, tr.state, 32*tmpfs.Page)
 	}
 	r := newRig(t, setup{root: root, page: loginPage("https://github.com"), budget: 2 * time.Minute})
 	r.behave(answers(r.secret))
@@ -105,8 +67,8 @@ func TestDiskFullWhileAuditing(t *testing.T) {
 		}
 		// The next entry starts 100 bytes before a page the disk no
 		// longer has.
-		padAudit(t, auditPath, int(fi.Size()/tmpfsPage+1)*tmpfsPage-100)
-		filler := fillDisk(t, tr.state)
+		padAudit(t, auditPath, int(fi.Size()/tmpfs.Page+1)*tmpfs.Page-100)
+		filler := tmpfs.Fill(t, tr.state)
 		free = func() {
 			if err := os.Remove(filler); err != nil {
 				t.Fatal(err)
