@@ -37,7 +37,20 @@ type chromiumTab struct {
 // authenticator in the tab.
 func start(t testing.TB) *set {
 	s := newSet(t, "fgpk-")
-	profile := filepath.Join(s.root.Dir, "profile")
+	_, ct := s.startChromium(t, "profile", s.site.URL)
+	// The person's own passkeys: a platform authenticator, which the
+	// test adds over its own CDP session (never fillgate).
+	rp.AddPersonsAuthenticator(t, ct.cdp)
+	s.tab = ct
+	return s
+}
+
+// startChromium starts Chromium, headless, on the profile dir under the
+// root with the extension and host of `fillgate install`, waits for its
+// host to connect, and opens url in a tab the test drives.
+func (s *set) startChromium(t testing.TB, dir, url string) (*browser.Chromium, *chromiumTab) {
+	t.Helper()
+	profile := filepath.Join(s.root.Dir, dir)
 	ext := s.install("--browser", "chromium", "--user-data-dir", profile)
 	c := browser.StartChromium(t, s.ctx, browser.ChromiumOptions{UserDataDir: profile, Extensions: []string{ext}, Env: s.env})
 	bctx := c.Attach(t, s.ctx)
@@ -49,12 +62,7 @@ func start(t testing.TB) *set {
 		t.Fatal(err)
 	}
 	worker, _ := chromedp.NewContext(bctx, chromedp.WithTargetID(info.TargetID))
-	ct := &chromiumTab{t: t, ctx: s.ctx, cdp: browser.NewTab(t, bctx, s.site.URL), worker: worker}
-	// The person's own passkeys: a platform authenticator, which the
-	// test adds over its own CDP session (never fillgate).
-	rp.AddPersonsAuthenticator(t, ct.cdp)
-	s.tab = ct
-	return s
+	return c, &chromiumTab{t: t, ctx: s.ctx, cdp: browser.NewTab(t, bctx, url), worker: worker}
 }
 
 func (c *chromiumTab) eval(expr string) string {

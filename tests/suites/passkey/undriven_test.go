@@ -22,12 +22,9 @@ import (
 
 	"github.com/fillgate/fillgate/tests/kit/pagestream"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/fill"
-	"github.com/fillgate/fillgate/internal/manifest"
 	webauthn "github.com/fillgate/fillgate/internal/passkey"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
@@ -160,19 +157,8 @@ func startUndriven(t testing.TB) *set {
 	// lets fillgate use it (driven = "in-page").
 	s.driven = inPage
 	s.policy("each")
-	driven := filepath.Join(s.root.Dir, "driven")
-	ext := s.install("--browser", "chromium", "--user-data-dir", driven)
-	c := browser.StartChromium(t, s.ctx, browser.ChromiumOptions{UserDataDir: driven, Extensions: []string{ext}, Env: s.env})
-	bctx := c.Attach(t, s.ctx)
-	if hs, err := hostwait.Until(s.ctx, s.root.RunDir, hostwait.One(hostwait.Connected)); err != nil {
-		t.Fatalf("no host with the extension connected: %v; last status %+v", err, hs)
-	}
-	info, err := browser.WaitTarget(s.ctx, bctx, "service_worker", manifest.ExtensionOrigin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	worker, _ := chromedp.NewContext(bctx, chromedp.WithTargetID(info.TargetID))
-	s.tab = &chromiumTab{t: t, ctx: s.ctx, cdp: browser.NewTab(t, bctx, px.URL+"/"), worker: worker}
+	c, ct := s.startChromium(t, "driven", px.URL+"/")
+	s.tab = ct
 	s.enrol()
 	c.Stop()
 	var hs []agentsock.HostStatus
@@ -192,7 +178,7 @@ func startUndriven(t testing.TB) *set {
 	s.driven = ""
 	s.policy("each")
 	profile := filepath.Join(s.root.Dir, "profile")
-	ext = s.install("--browser", "chromium", "--user-data-dir", profile)
+	ext := s.install("--browser", "chromium", "--user-data-dir", profile)
 	from := px.loads()
 	u := browser.StartChromium(t, s.ctx, browser.ChromiumOptions{UserDataDir: profile, Extensions: []string{ext}, Env: s.env,
 		Headed: true, Undriven: true, Args: []string{"--ozone-platform=x11", px.URL + "/"}})
