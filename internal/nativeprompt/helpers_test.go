@@ -1,13 +1,14 @@
 package nativeprompt
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/pinentry"
@@ -90,7 +91,7 @@ func (p *fakePerson) dialogs() []pinentrytest.Request {
 type harness struct {
 	*Dialog
 	person *fakePerson
-	log    *bytes.Buffer
+	log    *syncbuf.Buffer
 }
 
 // newHarness is a Dialog whose dialogs the fake person answers with
@@ -98,19 +99,19 @@ type harness struct {
 func newHarness(t *testing.T, steps ...step) *harness {
 	t.Helper()
 	p := &fakePerson{t: t, steps: steps}
-	var log bytes.Buffer
+	log := &syncbuf.Buffer{}
 	d := New(Config{
 		Env: func(k string) string {
 			return map[string]string{"DISPLAY": ":4242", "PATH": "/agent/bin", "SECRET_TOKEN": "x"}[k]
 		},
-		Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &log}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	d.platform = func(cfg Config) (backend, error) {
 		b := newPinentry("/usr/bin/pinentry-fake", dialogEnv(cfg.Env))
 		b.start = p.start
 		return b, nil
 	}
-	h := &harness{Dialog: d, person: p, log: &log}
+	h := &harness{Dialog: d, person: p, log: log}
 	t.Cleanup(func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -122,18 +123,6 @@ func newHarness(t *testing.T, steps ...step) *harness {
 		}
 	})
 	return h
-}
-
-// syncWriter serializes writes to a buffer read after the test.
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(b)
 }
 
 // info is a realistic request.

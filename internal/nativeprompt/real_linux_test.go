@@ -146,6 +146,16 @@ func (r *realRig) processLeaks(ctx context.Context, w desktop.Window, secrets ..
 	return pid
 }
 
+// sub is the rig for the subtest t, and a context that ends after d or
+// with t.
+func (r *realRig) sub(t *testing.T, d time.Duration) (*realRig, context.Context) {
+	rr := *r
+	rr.t = t
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return &rr, ctx
+}
+
 // theInfo is a realistic request.
 func theInfo() fill.PromptInfo {
 	return fill.PromptInfo{
@@ -182,11 +192,8 @@ func TestRealPinentry(t *testing.T) {
 	r := newReal(t)
 
 	t.Run("typed", func(t *testing.T) {
-		r := *r
-		r.t = t
+		r, ctx := r.sub(t, 3*time.Minute)
 		secret := leakscan.NewSecret(t)
-		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-		defer cancel()
 		info := theInfo()
 		info.Budget = 2 * time.Minute
 		done := r.ask(ctx, info)
@@ -207,50 +214,36 @@ func TestRealPinentry(t *testing.T) {
 		r.leaks(secret)
 	})
 
-	t.Run("typed and remembered", func(t *testing.T) {
-		r := *r
-		r.t = t
-		secret := leakscan.NewSecret(t)
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
-		info := theInfo()
-		info.Remember = true
-		done := r.ask(ctx, info)
-		w := r.window(ctx, "fillgate — password for github.com")
-		r.do(r.person.Type(ctx, secret))
-		r.answered(ctx, w, "Return")
-		w = r.window(ctx, "fillgate — remember the password")
-		r.processLeaks(ctx, w, secret)
-		r.answered(ctx, w, chooseOK2...)
-		o := r.wait(done)
-		if o.err != nil || !bytes.Equal(o.a.Value, secret) || !o.a.Remember {
-			t.Errorf("Ask: err %v, remember %v, value as typed %v", o.err, o.a.Remember, bytes.Equal(o.a.Value, secret))
-		}
-		o.a.Zero()
-		r.leaks(secret)
-	})
-
-	t.Run("typed, not remembered", func(t *testing.T) {
-		r := *r
-		r.t = t
-		secret := leakscan.NewSecret(t)
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
-		info := theInfo()
-		info.Remember = true
-		done := r.ask(ctx, info)
-		w := r.window(ctx, "fillgate — password for github.com")
-		r.do(r.person.Type(ctx, secret))
-		r.answered(ctx, w, "Return")
-		w = r.window(ctx, "fillgate — remember the password")
-		r.answered(ctx, w, chooseCancel...) // Don't remember
-		o := r.wait(done)
-		if o.err != nil || !bytes.Equal(o.a.Value, secret) || o.a.Remember || o.a.Cancelled {
-			t.Errorf("Ask: err %v, remember %v, cancelled %v, value as typed %v", o.err, o.a.Remember, o.a.Cancelled, bytes.Equal(o.a.Value, secret))
-		}
-		o.a.Zero()
-		r.leaks(secret)
-	})
+	// When Remember is offered, a second dialog asks after the value is
+	// typed; either answer keeps the value for this fill.
+	for _, tc := range []struct {
+		name     string
+		keys     []string
+		remember bool
+	}{
+		{"typed and remembered", chooseOK2, true},
+		{"typed, not remembered", chooseCancel, false}, // Don't remember
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ctx := r.sub(t, 30*time.Second)
+			secret := leakscan.NewSecret(t)
+			info := theInfo()
+			info.Remember = true
+			done := r.ask(ctx, info)
+			w := r.window(ctx, "fillgate — password for github.com")
+			r.do(r.person.Type(ctx, secret))
+			r.answered(ctx, w, "Return")
+			w = r.window(ctx, "fillgate — remember the password")
+			r.processLeaks(ctx, w, secret)
+			r.answered(ctx, w, tc.keys...)
+			o := r.wait(done)
+			if o.err != nil || !bytes.Equal(o.a.Value, secret) || o.a.Remember != tc.remember || o.a.Cancelled {
+				t.Errorf("Ask: err %v, remember %v, cancelled %v, value as typed %v", o.err, o.a.Remember, o.a.Cancelled, bytes.Equal(o.a.Value, secret))
+			}
+			o.a.Zero()
+			r.leaks(secret)
+		})
+	}
 
 	for _, tc := range []struct {
 		name  string
@@ -263,16 +256,13 @@ func TestRealPinentry(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := *r
-			r.t = t
+			r, ctx := r.sub(t, 30*time.Second)
 			secret := leakscan.NewSecret(t)
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			defer cancel()
 			done := r.ask(ctx, theInfo())
 			w := r.window(ctx, "fillgate — password for github.com")
 			// Typed, then thrown away.
 			r.do(r.person.Type(ctx, secret))
-			tc.close(&r, ctx, w)
+			tc.close(r, ctx, w)
 			o := r.wait(done)
 			if o.err != nil || !o.a.Cancelled || o.a.Value != nil {
 				t.Errorf("Ask: err %v, cancelled %v, a value %v", o.err, o.a.Cancelled, o.a.Value != nil)
@@ -282,11 +272,8 @@ func TestRealPinentry(t *testing.T) {
 	}
 
 	t.Run("timeout", func(t *testing.T) {
-		r := *r
-		r.t = t
+		r, ctx := r.sub(t, 30*time.Second)
 		secret := leakscan.NewSecret(t)
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
 		info := theInfo()
 		info.Budget = 3 * time.Second
 		start := time.Now()
@@ -307,10 +294,7 @@ func TestRealPinentry(t *testing.T) {
 	})
 
 	t.Run("the dialog dies with ctx", func(t *testing.T) {
-		r := *r
-		r.t = t
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
+		r, ctx := r.sub(t, 30*time.Second)
 		actx, acancel := context.WithCancel(ctx)
 		done := r.ask(actx, theInfo())
 		w := r.window(ctx, "fillgate — password for github.com")
@@ -325,10 +309,7 @@ func TestRealPinentry(t *testing.T) {
 	})
 
 	t.Run("approve the saved value", func(t *testing.T) {
-		r := *r
-		r.t = t
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
+		r, ctx := r.sub(t, 30*time.Second)
 		info := theInfo()
 		info.From, info.Entry = "from pass", "from pass: work/github"
 		done := r.ask(ctx, info)
@@ -341,11 +322,8 @@ func TestRealPinentry(t *testing.T) {
 	})
 
 	t.Run("approve: account and database password", func(t *testing.T) {
-		r := *r
-		r.t = t
+		r, ctx := r.sub(t, 30*time.Second)
 		dbPass := leakscan.NewSecret(t)
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
 		info := theInfo()
 		info.Account = ""
 		info.From, info.Entry = "from KeePassXC", "from KeePassXC: ~/work.kdbx, github"
@@ -370,11 +348,8 @@ func TestRealPinentry(t *testing.T) {
 	})
 
 	t.Run("type instead", func(t *testing.T) {
-		r := *r
-		r.t = t
+		r, ctx := r.sub(t, 30*time.Second)
 		secret := leakscan.NewSecret(t)
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
 		info := theInfo()
 		info.From, info.Entry = "from pass", "from pass: work/github"
 		done := r.ask(ctx, info)
