@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/tests/kit/child"
 
 	"github.com/fillgate/fillgate/internal/fill"
@@ -119,7 +121,7 @@ func TestClientRefusesForeignHost(t *testing.T) {
 		t.Fatalf("nobody's host did not answer nobody: %+v", rep)
 	}
 	// ... but we (root, who can open any file) do not talk to it.
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	if _, err := Status(ctx, dir); !errors.Is(err, ErrNoHost) {
 		t.Errorf("Status = %v, want ErrNoHost", err)
 	}

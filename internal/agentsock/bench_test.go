@@ -4,13 +4,15 @@ import (
 	"os"
 	"testing"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/internal/fill"
 )
 
 func BenchmarkStatusRoundTrip(b *testing.B) {
 	dir := sockDir(b)
 	startHost(b, dir, os.Getpid(), &fakeHandler{status: HostStatus{Version: "bench", PID: 1}})
-	ctx := testCtx(b)
+	ctx := testctx.New(b)
 	for b.Loop() {
 		if _, err := Status(ctx, dir); err != nil {
 			b.Fatal(err)
@@ -21,7 +23,7 @@ func BenchmarkStatusRoundTrip(b *testing.B) {
 func BenchmarkFillRoundTrip(b *testing.B) {
 	dir := sockDir(b)
 	startHost(b, dir, os.Getpid(), &fakeHandler{})
-	ctx := testCtx(b)
+	ctx := testctx.New(b)
 	req := fill.Request{Service: "github.com", Field: fill.FieldPassword}
 	for b.Loop() {
 		res, err := Fill(ctx, dir, req, "bench", nil)

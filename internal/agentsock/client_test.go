@@ -5,11 +5,13 @@ import (
 	"os"
 	"testing"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/internal/fill"
 )
 
 func TestClientNoHost(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	missing := sockDir(t)
 	if _, err := Fill(ctx, missing, fill.Request{Service: "a.test"}, "test", nil); !errors.Is(err, ErrNoHost) {
 		t.Errorf("Fill on a missing dir = %v, want ErrNoHost", err)
@@ -39,7 +41,7 @@ func TestClientFallsBackToHostSockets(t *testing.T) {
 		t.Fatal(err)
 	}
 	makeStale(t, SocketPath(dir))
-	res, err := Fill(testCtx(t), dir, fill.Request{Service: "a.test"}, "test", nil)
+	res, err := Fill(testctx.New(t), dir, fill.Request{Service: "a.test"}, "test", nil)
 	if err != nil || res.Status != fill.StatusOK {
 		t.Fatalf("Fill = %+v, %v", res, err)
 	}
@@ -52,7 +54,7 @@ func TestClientGetsHostError(t *testing.T) {
 	dir := sockDir(t)
 	h := &fakeHandler{}
 	startHost(t, dir, os.Getpid(), h)
-	_, err := Fill(testCtx(t), dir, fill.Request{Service: ""}, "test", nil)
+	_, err := Fill(testctx.New(t), dir, fill.Request{Service: ""}, "test", nil)
 	var he *HostError
 	if !errors.As(err, &he) || he.Code != CodeBadRequest {
 		t.Fatalf("Fill without a service = %v, want a bad_request HostError", err)

@@ -3,6 +3,8 @@ package agentsock
 import (
 	"os"
 	"testing"
+
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // TestStatusDebugCountsGoroutines: a status request that asks for debug
@@ -11,7 +13,7 @@ func TestStatusDebugCountsGoroutines(t *testing.T) {
 	dir := sockDir(t)
 	h := startHost(t, dir, os.Getpid(), &fakeHandler{status: HostStatus{PID: 7}})
 	for _, debug := range []bool{false, true} {
-		m, err := call(testCtx(t), h.l.Path(), Request{Op: OpStatus, Debug: debug}, TypeStatus)
+		m, err := call(testctx.New(t), h.l.Path(), Request{Op: OpStatus, Debug: debug}, TypeStatus)
 		if err != nil {
 			t.Fatalf("status (debug %v): %v", debug, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/internal/fill"
 )
 
@@ -24,7 +26,7 @@ func TestAThousandConnectionsAtOnce(t *testing.T) {
 	const n = 1000
 	conns := make([]net.Conn, 0, n)
 	for range n {
-		c, err := dialEndpoint(testCtx(t), hs.l.Path())
+		c, err := dialEndpoint(testctx.New(t), hs.l.Path())
 		if err != nil {
 			t.Fatalf("connection %d: %v", len(conns), err)
 		}
@@ -35,7 +37,7 @@ func TestAThousandConnectionsAtOnce(t *testing.T) {
 	if pid := statusPID(t, hs.l.Path()); pid != 7 {
 		t.Fatalf("status during the flood answered as pid %d", pid)
 	}
-	if res, err := Fill(testCtx(t), dir, fill.Request{Service: "a.test"}, "test", nil); err != nil || res.Status != fill.StatusOK {
+	if res, err := Fill(testctx.New(t), dir, fill.Request{Service: "a.test"}, "test", nil); err != nil || res.Status != fill.StatusOK {
 		t.Fatalf("a fill during the flood: %+v, %v", res, err)
 	}
 	t.Logf("status and a fill during the flood took %v", time.Since(start).Round(time.Millisecond))
@@ -84,7 +86,7 @@ func TestBusyBeyondTheCap(t *testing.T) {
 		c.Close()
 	}
 	// The host serves again once the silent ones are gone.
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	for {
 		if _, err := StatusAt(ctx, hs.l.Path()); err == nil {
 			break
@@ -102,7 +104,7 @@ func TestBusyBeyondTheCap(t *testing.T) {
 // server's per-connection goroutines end with their connections).
 func waitGoroutines(t *testing.T, before int) {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	for runtime.NumGoroutine() > before {
 		select {
 		case <-ctx.Done():

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 func mode(t *testing.T, path string) fs.FileMode {
@@ -160,7 +162,7 @@ func TestLiveAgentSocketNotStolen(t *testing.T) {
 	if !h1.l.OwnsAgentSocket() || h2.l.OwnsAgentSocket() {
 		t.Fatalf("owners: first %v, second %v; want only the first", h1.l.OwnsAgentSocket(), h2.l.OwnsAgentSocket())
 	}
-	if err := h2.l.claim(testCtx(t)); err != nil {
+	if err := h2.l.claim(testctx.New(t)); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
 	if h2.l.OwnsAgentSocket() {
@@ -173,7 +175,7 @@ func TestLiveAgentSocketNotStolen(t *testing.T) {
 		t.Errorf("the second host's socket answered as pid %d", pid)
 	}
 	// The owner's own claim keeps what it has.
-	if err := h1.l.claim(testCtx(t)); err != nil || !h1.l.OwnsAgentSocket() {
+	if err := h1.l.claim(testctx.New(t)); err != nil || !h1.l.OwnsAgentSocket() {
 		t.Errorf("the owner's claim: %v, owns %v", err, h1.l.OwnsAgentSocket())
 	}
 }
@@ -188,7 +190,7 @@ func TestTakeoverAfterOwnerCloses(t *testing.T) {
 	if endpointExists(SocketPath(dir)) {
 		t.Fatal("the closed owner left agent.sock")
 	}
-	if err := h2.l.claim(testCtx(t)); err != nil {
+	if err := h2.l.claim(testctx.New(t)); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
 	if !h2.l.OwnsAgentSocket() {
@@ -209,7 +211,7 @@ func TestClaimLoopTakesOver(t *testing.T) {
 	if err := h1.l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	for !h2.l.OwnsAgentSocket() {
 		select {
 		case <-ctx.Done():
@@ -233,7 +235,7 @@ func TestCloseRemovesOnlyItsOwnFiles(t *testing.T) {
 	if err := os.Remove(SocketPath(dir)); err != nil {
 		t.Fatal(err)
 	}
-	if err := h2.l.claim(testCtx(t)); err != nil || !h2.l.OwnsAgentSocket() {
+	if err := h2.l.claim(testctx.New(t)); err != nil || !h2.l.OwnsAgentSocket() {
 		t.Fatalf("claim of a free agent.sock: %v, owns %v", err, h2.l.OwnsAgentSocket())
 	}
 
@@ -262,10 +264,10 @@ func TestClaimNoticesLostAgentSocket(t *testing.T) {
 	if err := os.Remove(SocketPath(dir)); err != nil {
 		t.Fatal(err)
 	}
-	if err := h2.l.claim(testCtx(t)); err != nil || !h2.l.OwnsAgentSocket() {
+	if err := h2.l.claim(testctx.New(t)); err != nil || !h2.l.OwnsAgentSocket() {
 		t.Fatalf("claim of a free agent.sock: %v, owns %v", err, h2.l.OwnsAgentSocket())
 	}
-	if err := h1.l.claim(testCtx(t)); err != nil {
+	if err := h1.l.claim(testctx.New(t)); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
 	if h1.l.OwnsAgentSocket() {
@@ -335,7 +337,7 @@ func TestCloseTwice(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if err := l.claim(testCtx(t)); !errors.Is(err, net.ErrClosed) {
+	if err := l.claim(testctx.New(t)); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("claim after Close = %v, want net.ErrClosed", err)
 	}
 }
@@ -360,7 +362,7 @@ func TestTakeoverWhenTheOwnerIsKilled(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	killed := time.Now()
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	for !h.l.OwnsAgentSocket() {
 		select {
 		case <-ctx.Done():

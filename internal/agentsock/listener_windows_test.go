@@ -15,6 +15,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/tests/kit/child"
 
 	"golang.org/x/sys/windows"
@@ -181,7 +183,7 @@ func TestClientRefusesASquatter(t *testing.T) {
 	if hs.l.OwnsAgentSocket() {
 		t.Fatal("the host claimed a pipe the squatter holds")
 	}
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	if _, err := FillAt(ctx, SocketPath(dir), fill.Request{Service: "a.test"}, "test", nil); !errors.Is(err, ErrNoHost) || !errors.Is(err, errNotFillgate) {
 		t.Errorf("a fill sent to the squatted pipe: %v, want ErrNoHost for a server that is not fillgate", err)
 	}
@@ -222,7 +224,7 @@ func TestSquatterBesideTheHost(t *testing.T) {
 		t.Fatal("the only host does not own the stable pipe")
 	}
 	stop := startSquatter(t, SocketPath(dir))
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	for i := range 10 {
 		res, err := Fill(ctx, dir, fill.Request{Service: "a.test"}, "test", nil)
 		if err != nil || res.Status != fill.StatusOK {
@@ -300,7 +302,7 @@ func TestServerChecksTheClient(t *testing.T) {
 			got <- c
 		}
 	}()
-	c, err := dialEndpoint(testCtx(t), path)
+	c, err := dialEndpoint(testctx.New(t), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +310,7 @@ func TestServerChecksTheClient(t *testing.T) {
 	var s net.Conn
 	select {
 	case s = <-got:
-	case <-testCtx(t).Done():
+	case <-testctx.New(t).Done():
 		t.Fatal("no connection accepted")
 	}
 	defer s.Close()

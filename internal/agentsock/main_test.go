@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/tests/kit/child"
 
 	"github.com/fillgate/fillgate/internal/fill"
@@ -158,15 +160,6 @@ func (h *fakeHandler) calls() int { return int(h.fills.Load() + h.statuses.Load(
 // largest pid_max), for a second listener in this process.
 func fakeID(n int) int { return 5_000_000 + n }
 
-// testCtx bounds a test's waits; hitting it is a failure, not a timing
-// assertion.
-func testCtx(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // sockDir is a fresh, not yet existing socket directory.
 func sockDir(t testing.TB) string {
 	t.Helper()
@@ -220,7 +213,7 @@ func exchange(t testing.TB, path string, payload []byte) []Message {
 // pipe) with none of the client's checks.
 func dialRaw(t testing.TB, path string) net.Conn {
 	t.Helper()
-	c, err := dialEndpoint(testCtx(t), path)
+	c, err := dialEndpoint(testctx.New(t), path)
 	if err != nil {
 		t.Fatalf("dial %s: %v", path, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/internal/fill"
 )
 
@@ -22,7 +24,7 @@ func TestStatusRoundTrip(t *testing.T) {
 		Extension: ExtensionStatus{Connected: true, Version: "0.1.0", UserAgent: "UA"},
 	}
 	h := startHost(t, dir, os.Getpid(), &fakeHandler{status: want})
-	got, err := Status(testCtx(t), dir)
+	got, err := Status(testctx.New(t), dir)
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}
@@ -43,7 +45,7 @@ func TestFillRoundTrip(t *testing.T) {
 	startHost(t, dir, os.Getpid(), h)
 
 	tab, frame := int64(12), int64(0)
-	res, err := Fill(testCtx(t), dir, fill.Request{Service: "github.com", Field: "otp", Timeout: 1500 * time.Millisecond, Tab: &tab, Frame: &frame}, "fillgate fill", nil)
+	res, err := Fill(testctx.New(t), dir, fill.Request{Service: "github.com", Field: "otp", Timeout: 1500 * time.Millisecond, Tab: &tab, Frame: &frame}, "fillgate fill", nil)
 	if err != nil {
 		t.Fatalf("Fill: %v", err)
 	}
@@ -68,7 +70,7 @@ func TestPeekRoundTrip(t *testing.T) {
 	dir := sockDir(t)
 	active := &ActiveTab{Origin: "https://a.test", Field: fill.FieldPassword}
 	h := startHost(t, dir, os.Getpid(), &fakeHandler{status: HostStatus{PID: 7}, active: active})
-	m, err := Peek(testCtx(t), h.l.Path())
+	m, err := Peek(testctx.New(t), h.l.Path())
 	if err != nil || m.Type != TypePeek || m.Status.PID != 7 || m.Status.Socket != h.l.Path() || m.Active == nil || *m.Active != *active {
 		t.Fatalf("Peek = %+v, %v", m, err)
 	}
@@ -247,7 +249,7 @@ func TestProgressIsWrittenAsItComes(t *testing.T) {
 		return fill.Result{Status: fill.StatusOK, Service: req.Service}
 	}}
 	startHost(t, dir, os.Getpid(), h)
-	res, err := Fill(testCtx(t), dir, fill.Request{Service: "github.com"}, "test", func(p fill.Progress) { seen <- p })
+	res, err := Fill(testctx.New(t), dir, fill.Request{Service: "github.com"}, "test", func(p fill.Progress) { seen <- p })
 	if err != nil {
 		t.Fatalf("Fill: %v", err)
 	}
@@ -300,7 +302,7 @@ func TestEarlyAnswer(t *testing.T) {
 	}}
 	startHost(t, dir, os.Getpid(), h)
 	var phases []string
-	res, err := Fill(testCtx(t), dir, fill.Request{Service: "a.test", Field: fill.FieldPasskey, NoWait: true}, "test", func(p fill.Progress) { phases = append(phases, p.Phase) })
+	res, err := Fill(testctx.New(t), dir, fill.Request{Service: "a.test", Field: fill.FieldPasskey, NoWait: true}, "test", func(p fill.Progress) { phases = append(phases, p.Phase) })
 	if err != nil || res.Status != fill.StatusArmed {
 		t.Fatalf("Fill = %+v, %v; want the early answer", res, err)
 	}
@@ -331,7 +333,7 @@ func TestClientHangupCancelsFill(t *testing.T) {
 	if _, err := c.Write([]byte(`{"op":"fill","service":"a.test"}` + "\n")); err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	select {
 	case <-started:
 	case <-ctx.Done():
@@ -352,7 +354,7 @@ func TestClientContextCancelsFill(t *testing.T) {
 	dir := sockDir(t)
 	started, ended := make(chan struct{}, 1), make(chan error, 1)
 	startHost(t, dir, os.Getpid(), &fakeHandler{fillFn: blockingFill(started, ended)})
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	go func() {
 		<-started
 		cancel()
@@ -366,7 +368,7 @@ func TestClientContextCancelsFill(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("the fill's context ended with %v", err)
 		}
-	case <-testCtx(t).Done():
+	case <-testctx.New(t).Done():
 		t.Fatal("cancelling the client did not cancel the fill")
 	}
 }
@@ -389,7 +391,7 @@ func TestServeContextCancelsFill(t *testing.T) {
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		res, err := Fill(testCtx(t), dir, fill.Request{Service: "a.test"}, "test", nil)
+		res, err := Fill(testctx.New(t), dir, fill.Request{Service: "a.test"}, "test", nil)
 		answered <- answer{res, err}
 	}()
 	<-started
@@ -414,7 +416,7 @@ func TestServeEndsWhenListenerCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- Serve(testCtx(t), l, (&fakeHandler{}).serve) }()
+	go func() { served <- Serve(testctx.New(t), l, (&fakeHandler{}).serve) }()
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +444,7 @@ func TestConcurrentRequests(t *testing.T) {
 		}
 	}}
 	startHost(t, dir, os.Getpid(), h)
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {

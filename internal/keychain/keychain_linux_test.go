@@ -11,17 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
 )
-
-// testCtx bounds a test's keyring calls; a call that hangs fails the test
-// instead of blocking it.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // secretTool runs the Secret Service's own command-line client, secret-tool
 // (libsecret-tools), and returns its stdout and stderr.
@@ -54,7 +48,7 @@ func secretToolUsers(t *testing.T) []string {
 
 func TestRealSecretService(t *testing.T) {
 	ss := secretservice.Start(t)
-	ctx := testCtx(t)
+	ctx := testctx.Within(t, 2*time.Minute)
 	k := OS()
 	if err := k.Check(ctx); err != nil {
 		t.Fatalf("Check against a real Secret Service: %v", err)
@@ -126,7 +120,7 @@ func TestRealSecretService(t *testing.T) {
 
 func TestLockedKeyring(t *testing.T) {
 	secretservice.Start(t)
-	ctx := testCtx(t)
+	ctx := testctx.Within(t, 2*time.Minute)
 	k := OS()
 	it := Item{Service: "github.com", Field: FieldPassword}
 	if err := k.Set(ctx, it, []byte("x")); err != nil {
@@ -149,7 +143,7 @@ func TestLockedKeyring(t *testing.T) {
 
 func TestNoSecretService(t *testing.T) {
 	secretservice.StartBus(t)
-	ctx := testCtx(t)
+	ctx := testctx.Within(t, 2*time.Minute)
 	err := OS().Available(ctx)
 	var u *Unavailable
 	if !errors.As(err, &u) || !strings.Contains(u.Reason, "is not running") {

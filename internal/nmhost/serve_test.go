@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/internal/agentid"
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
@@ -150,13 +152,6 @@ func startHost(t testing.TB, dir string, id int, loc *fakeLocal, load func() (*p
 // largest pid_max), for a second host in this process.
 func fakeID(n int) int { return 5_000_000 + n }
 
-func testCtx(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func sockDir(t testing.TB) string { return filepath.Join(t.TempDir(), "fg") }
 
 // login is an active tab showing a focused password field on service.
@@ -173,7 +168,7 @@ func TestFillRunsHereWithItsAgent(t *testing.T) {
 	dir := sockDir(t)
 	h := startHost(t, dir, os.Getpid(), &fakeLocal{}, nil)
 	tab := int64(12)
-	res, err := agentsock.Fill(testCtx(t), dir, fill.Request{Service: "GitHub.com", Field: "otp", Timeout: 1500 * time.Millisecond, Tab: &tab}, "fillgate fill", nil)
+	res, err := agentsock.Fill(testctx.New(t), dir, fill.Request{Service: "GitHub.com", Field: "otp", Timeout: 1500 * time.Millisecond, Tab: &tab}, "fillgate fill", nil)
 	if err != nil || res.Status != fill.StatusOK || res.Service != "github.com" || res.Field != fill.FieldOTP {
 		t.Fatalf("Fill = %+v, %v", res, err)
 	}
@@ -204,7 +199,7 @@ func TestFillRunsHereWithItsAgent(t *testing.T) {
 	}
 
 	// A client that is not one of fillgate's front ends is not named.
-	if _, err := agentsock.Fill(testCtx(t), dir, fill.Request{Service: "github.com"}, "evil\x1b[2J", nil); err != nil {
+	if _, err := agentsock.Fill(testctx.New(t), dir, fill.Request{Service: "github.com"}, "evil\x1b[2J", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, agents := h.local.ran(); agents[1].Via != "" {
@@ -219,7 +214,7 @@ func TestDoorRefusesOnce(t *testing.T) {
 	dir := sockDir(t)
 	owner := startHost(t, dir, os.Getpid(), &fakeLocal{active: login("a.test")}, nil)
 	other := startHost(t, dir, fakeID(2), &fakeLocal{active: login("a.test")}, nil)
-	res, err := agentsock.Fill(testCtx(t), dir, fill.Request{Service: "com"}, "fillgate fill", nil)
+	res, err := agentsock.Fill(testctx.New(t), dir, fill.Request{Service: "com"}, "fillgate fill", nil)
 	if err != nil || res.Status != fill.StatusRefused || !strings.Contains(res.Detail, "is a public suffix") ||
 		res.Service != "com" || res.Field != fill.FieldPassword || res.Via != fill.ViaExtension {
 		t.Fatalf("Fill(com) = %+v, %v", res, err)
@@ -244,7 +239,7 @@ func TestPolicyThatDoesNotLoadRefuses(t *testing.T) {
 	h := startHost(t, dir, os.Getpid(), &fakeLocal{st: agentsock.HostStatus{PID: 7}}, func() (*policy.Policy, error) {
 		return nil, errors.New("policy: 1:1: broken")
 	})
-	res, err := agentsock.Fill(testCtx(t), dir, fill.Request{Service: "com"}, "fillgate fill", nil)
+	res, err := agentsock.Fill(testctx.New(t), dir, fill.Request{Service: "com"}, "fillgate fill", nil)
 	want := policy.Refusal("/cfg/fillgate/policy", "com", fill.ViaExtension)
 	if err != nil || res != want {
 		t.Fatalf("Fill = %+v, %v; want %+v", res, err, want)
@@ -256,7 +251,7 @@ func TestPolicyThatDoesNotLoadRefuses(t *testing.T) {
 	if reqs, _ := h.local.ran(); len(reqs) != 0 || len(h.local.refusedAtTheDoor()) != 0 {
 		t.Error("a request ran, or reached the door, under a policy that does not load")
 	}
-	hs, err := agentsock.Status(testCtx(t), dir)
+	hs, err := agentsock.Status(testctx.New(t), dir)
 	if err != nil || len(hs) != 1 || hs[0].PID != 7 || hs[0].Prompt != "" {
 		t.Errorf("Status = %+v, %v", hs, err)
 	}
@@ -269,7 +264,7 @@ func TestRouteToTheBrowserWithTheLoginField(t *testing.T) {
 	if !owner.l.OwnsAgentSocket() {
 		t.Fatal("the first host does not own agent.sock")
 	}
-	res, err := agentsock.Fill(testCtx(t), dir, fill.Request{Service: "a.test", Field: fill.FieldPassword}, "fillgate fill", nil)
+	res, err := agentsock.Fill(testctx.New(t), dir, fill.Request{Service: "a.test", Field: fill.FieldPassword}, "fillgate fill", nil)
 	if err != nil || res.Status != fill.StatusOK {
 		t.Fatalf("Fill = %+v, %v", res, err)
 	}
@@ -295,7 +290,7 @@ func TestRouteToTheBrowserWithTheLoginField(t *testing.T) {
 func TestRouteWithOneHostAsksNoBrowser(t *testing.T) {
 	dir := sockDir(t)
 	h := startHost(t, dir, os.Getpid(), &fakeLocal{active: login("a.test")}, nil)
-	if res, err := agentsock.Fill(testCtx(t), dir, fill.Request{Service: "other.test"}, "test", nil); err != nil || res.Status != fill.StatusOK {
+	if res, err := agentsock.Fill(testctx.New(t), dir, fill.Request{Service: "other.test"}, "test", nil); err != nil || res.Status != fill.StatusOK {
 		t.Fatalf("Fill = %+v, %v", res, err)
 	}
 	// Its own checks explain a refusal; nothing is peeked first.
@@ -310,7 +305,7 @@ func TestRouteRefusalIsRecorded(t *testing.T) {
 	dir := sockDir(t)
 	a := startHost(t, dir, os.Getpid(), &fakeLocal{st: agentsock.HostStatus{PID: 1, BrowserName: "chromium", Profile: "/p/one"}, active: login("a.test")}, nil)
 	b := startHost(t, dir, fakeID(2), &fakeLocal{st: agentsock.HostStatus{PID: 2, BrowserName: "brave", Profile: "/p/two"}, active: login("a.test")}, nil)
-	res, err := agentsock.Fill(testCtx(t), dir, fill.Request{Service: "a.test"}, "fillgate fill", nil)
+	res, err := agentsock.Fill(testctx.New(t), dir, fill.Request{Service: "a.test"}, "fillgate fill", nil)
 	if err != nil || res.Status != fill.StatusRefused || !strings.HasPrefix(res.Detail, "more than one connected browser has a focused password field for a.test") {
 		t.Fatalf("Fill = %+v, %v", res, err)
 	}
@@ -324,7 +319,7 @@ func TestRouteRefusalIsRecorded(t *testing.T) {
 		}
 	}
 	// With the browser named, the same fill goes to it.
-	if res, err := agentsock.Fill(testCtx(t), dir, fill.Request{Service: "a.test", Browser: "brave"}, "fillgate fill", nil); err != nil || res.Status != fill.StatusOK {
+	if res, err := agentsock.Fill(testctx.New(t), dir, fill.Request{Service: "a.test", Browser: "brave"}, "fillgate fill", nil); err != nil || res.Status != fill.StatusOK {
 		t.Fatalf("Fill --browser brave = %+v, %v", res, err)
 	}
 	if reqs, _ := b.local.ran(); len(reqs) != 1 {
@@ -343,7 +338,7 @@ func TestStatusListsEveryHost(t *testing.T) {
 		return p, nil
 	})
 	h2 := startHost(t, dir, fakeID(2), &fakeLocal{st: agentsock.HostStatus{PID: 2}}, nil)
-	got, err := agentsock.Status(testCtx(t), dir)
+	got, err := agentsock.Status(testctx.New(t), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +368,7 @@ func TestForwardedRunsHere(t *testing.T) {
 	dir := sockDir(t)
 	h := startHost(t, dir, os.Getpid(), &fakeLocal{active: login("news.test")}, nil)
 	startHost(t, dir, fakeID(2), &fakeLocal{active: login("x.test")}, nil)
-	c, err := agentsock.Dial(testCtx(t), h.l.Path())
+	c, err := agentsock.Dial(testctx.New(t), h.l.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -31,7 +33,7 @@ func savedInfo() fill.PromptInfo {
 // Approve sends the account picked and the database password (sealed) and
 // no value, and the prompt hands them over.
 func TestApproveWithTheFakeHuman(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	dbPassword := leakscan.NewSecret(t)
 	p, logs := startPrompt(t, ctx, savedInfo())
 	page, err := fakehuman.Open(ctx, p.URL())
@@ -65,7 +67,7 @@ func TestApproveWithTheFakeHuman(t *testing.T) {
 // TestTheAccountThePageShows: "as …" on the page, from what the page
 // showed, made safe to display.
 func TestTheAccountThePageShows(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	info := testInfo()
 	info.Account = "alice@example.com\u202e"
 	info.From = "from the OS keyring"
@@ -94,7 +96,7 @@ func TestTheAccountThePageShows(t *testing.T) {
 // the radio picks the account, Approve sends it; and on another prompt
 // the Remember box goes with a typed value.
 func approveInRealChromium(t *testing.T, sc sharedChromium) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	browserCtx := sc.context(t)
 
 	t.Run("approve", func(t *testing.T) {
@@ -164,7 +166,7 @@ func approveInRealChromium(t *testing.T, sc sharedChromium) {
 // TestPromptStillTakesATypedValue: with a saved value offered, the
 // person may still type another one instead.
 func TestPromptStillTakesATypedValue(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	secret := leakscan.NewSecret(t)
 	p, _ := startPrompt(t, ctx, savedInfo())
 	page, err := fakehuman.Open(ctx, p.URL())

@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 )
 
 func TestFormSetsBindingCookie(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	p, logs := startPrompt(t, ctx, testInfo())
 	page, err := fakehuman.Open(ctx, p.URL())
 	if err != nil {
@@ -67,7 +69,7 @@ func TestFormSetsBindingCookie(t *testing.T) {
 }
 
 func TestSecondClientBurnsPrompt(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	secret := leakscan.NewSecret(t)
 	p, logs := startPrompt(t, ctx, testInfo())
 	human, err := fakehuman.Open(ctx, p.URL())
@@ -119,7 +121,7 @@ func TestSecondClientBurnsPrompt(t *testing.T) {
 // burns the prompt as soon as it loads, and the first client's answer
 // comes too late.
 func TestStolenURLLoadedFirstPutsNoValueIn(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	attack := leakscan.NewSecret(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	thief, err := fakehuman.Open(ctx, p.URL())
@@ -141,7 +143,7 @@ func TestStolenURLLoadedFirstPutsNoValueIn(t *testing.T) {
 // the prompt, as the system opener's browser does: the navigation is
 // cross-site, and so is a reload of it.
 func TestSystemOpenerFileLeadsToForm(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	secret := leakscan.NewSecret(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	page, err := fakehuman.OpenFile(ctx, writeRedirectFile(t, p.URL()))
@@ -163,7 +165,7 @@ func TestSystemOpenerFileLeadsToForm(t *testing.T) {
 // TestHeldPortIsFreedAtTheBudget: a prompt whose request ended early keeps
 // its port, answering 410, until its budget ends, and frees it then.
 func TestHeldPortIsFreedAtTheBudget(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	info := testInfo()
 	info.Budget = 2 * time.Second
 	p, _ := startPrompt(t, ctx, info)
@@ -198,7 +200,7 @@ func TestHeldPortIsFreedAtTheBudget(t *testing.T) {
 // TestCancelWithoutScript: the Cancel form, posted by a browser without
 // JavaScript, cancels, and its answer is the Cancelled page.
 func TestCancelWithoutScript(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	page, err := fakehuman.Open(ctx, p.URL())
 	if err != nil {
@@ -219,7 +221,7 @@ func TestCancelWithoutScript(t *testing.T) {
 // TestLoadedSaysWhetherABrowserLoadedThePage: the signal the no-response
 // cool-down keys on.
 func TestLoadedSaysWhetherABrowserLoadedThePage(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	// Requests that are refused load nothing.
 	send(t, ctx, request{method: "GET", url: p.URL(), host: "evil.test"})

@@ -38,14 +38,6 @@ func testInfo() fill.PromptInfo {
 	}
 }
 
-// testCtx is a context for one test that ends with it.
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // startPrompt opens a prompt for info that logs at debug level into the
 // returned buffer; it is closed when the test ends.
 func startPrompt(t *testing.T, ctx context.Context, info fill.PromptInfo) (fill.Prompt, *syncbuf.Buffer) {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -18,7 +20,7 @@ import (
 // "the value, its length"). Two answers of different lengths must post
 // bodies of the same size.
 func answerSizeHidesLength(t *testing.T, sc sharedChromium) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	browserCtx := sc.context(t)
 	secret := leakscan.NewSecret(t)
 	bodySize := func(value []byte) int {

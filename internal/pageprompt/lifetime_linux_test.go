@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/tests/kit/child"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -120,7 +122,7 @@ func answersSent(t *testing.T, rec *browser.Recorder) int {
 // while the page is on screen: the page disables itself at its own
 // deadline, and what the human then types goes nowhere.
 func TestPageDisablesItselfAtItsDeadline(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
 	bctx := c.Attach(t, ctx)
 	secret := leakscan.NewSecret(t)
@@ -150,7 +152,7 @@ func TestPageDisablesItselfAtItsDeadline(t *testing.T) {
 // (uid nobody) then binds the freed port: what the human types reaches
 // nobody, and the squatter receives nothing.
 func TestPageClosesWhenFillgateDies(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	bin := squatter.Build(t)
 	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
 	bctx := c.Attach(t, ctx)
@@ -186,7 +188,7 @@ func TestPageClosesWhenFillgateDies(t *testing.T) {
 // its profile (session files, cache, form data) nor a restored tab holds
 // what was typed.
 func TestNothingRemembersTheValue(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	profile := t.TempDir()
 	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

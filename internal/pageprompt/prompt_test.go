@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
@@ -25,7 +27,7 @@ import (
 )
 
 func TestSubmitRoundTrip(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	secret := leakscan.NewSecret(t)
 	p, logs := startPrompt(t, ctx, testInfo())
 
@@ -66,7 +68,7 @@ func TestSubmitRoundTrip(t *testing.T) {
 }
 
 func TestCancelRoundTrip(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	secret := leakscan.NewSecret(t)
 	p, logs := startPrompt(t, ctx, testInfo())
 
@@ -99,7 +101,7 @@ func TestCancelRoundTrip(t *testing.T) {
 }
 
 func TestCancelWithNothingTyped(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	page, err := fakehuman.Open(ctx, p.URL())
 	if err != nil {
@@ -115,7 +117,7 @@ func TestCancelWithNothingTyped(t *testing.T) {
 }
 
 func TestValueBytesSurviveEncoding(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	// Spaces, '+', '%', '&', '=', quotes and multi-byte UTF-8 must come
 	// through byte for byte.
 	secret := append(leakscan.NewSecret(t), []byte(` +%&=?#"'<>ü€😀`)...)
@@ -131,7 +133,7 @@ func TestValueBytesSurviveEncoding(t *testing.T) {
 }
 
 func TestPageNamesAgentServiceOriginField(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	for _, tc := range []struct {
 		field, title, noun string
 		attrs              []string
@@ -201,7 +203,7 @@ func TestPageNamesAgentServiceOriginField(t *testing.T) {
 // person answers, that a typed value stays in the field where the agent's
 // tools can read it, and no longer promises the agent never sees it.
 func TestPageSaysWhenTheValueStays(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	for _, saved := range []bool{false, true} {
 		info := testInfo()
 		info.Stays = true
@@ -232,7 +234,7 @@ func TestPageSaysWhenTheValueStays(t *testing.T) {
 // tab, the page says it can read what goes into the page, and makes no
 // promise that the agent never sees the value.
 func TestPageSaysWhenWatched(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	info := testInfo()
 	info.Watched = true
 	p, _ := startPrompt(t, ctx, info)
@@ -247,7 +249,7 @@ func TestPageSaysWhenWatched(t *testing.T) {
 }
 
 func TestPageWithoutBudgetOrAgentName(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	info := testInfo()
 	info.Budget = 0
 	info.Agent = fill.Agent{Via: "fillgate fill"}
@@ -266,7 +268,7 @@ func TestPageWithoutBudgetOrAgentName(t *testing.T) {
 }
 
 func TestHostileNamesAreEscaped(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	info := testInfo()
 	info.Service = "evil.test\"><script>alert(1)</script>\u202e"
 	info.Origin = "https://a.test/'><img src=x onerror=alert(2)>\u200b"
@@ -305,7 +307,7 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 }
 
 func TestSecurityHeadersOnEveryResponse(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	host := hostOf(t, p.URL())
 	page, err := fakehuman.Open(ctx, p.URL())
@@ -359,7 +361,7 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 }
 
 func TestInlineStyleAndScriptMatchCSPHashes(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	page, err := fakehuman.Open(ctx, p.URL())
 	if err != nil {
@@ -384,7 +386,7 @@ func TestInlineStyleAndScriptMatchCSPHashes(t *testing.T) {
 }
 
 func TestStartRefusesIncompleteInfo(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	for name, mutate := range map[string]func(*fill.PromptInfo){
 		"no service":      func(i *fill.PromptInfo) { i.Service = "" },
 		"no origin":       func(i *fill.PromptInfo) { i.Origin = "" },
@@ -404,7 +406,7 @@ func TestStartRefusesIncompleteInfo(t *testing.T) {
 // refuse, each carrying a secret where it could, then answers properly
 // and checks the answer is the proper one: no refused request was taken.
 func TestRefusalsDoNotConsume(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	refused := leakscan.NewSecret(t)
 	p, logs := startPrompt(t, ctx, testInfo())
 	host := hostOf(t, p.URL())
@@ -556,7 +558,7 @@ func TestRefusalsDoNotConsume(t *testing.T) {
 func TestQueryStringBurnsPrompt(t *testing.T) {
 	for _, method := range []string{"GET", "POST"} {
 		t.Run(method, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testctx.New(t)
 			secret := leakscan.NewSecret(t)
 			p, logs := startPrompt(t, ctx, testInfo())
 			host := hostOf(t, p.URL())
@@ -596,7 +598,7 @@ func TestQueryStringBurnsPrompt(t *testing.T) {
 }
 
 func TestReplayAfterAnswerFails(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	page, err := fakehuman.Open(ctx, p.URL())
 	if err != nil {
@@ -628,7 +630,7 @@ func TestReplayAfterAnswerFails(t *testing.T) {
 }
 
 func TestWaitReturnsContextError(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	short, cancel := context.WithTimeout(ctx, time.Millisecond)
 	defer cancel()
@@ -653,7 +655,7 @@ func TestWaitReturnsContextError(t *testing.T) {
 }
 
 func TestBudgetRunsOut(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	info := testInfo()
 	info.Budget = time.Millisecond
 	p, _ := startPrompt(t, ctx, info)
@@ -667,7 +669,7 @@ func TestBudgetRunsOut(t *testing.T) {
 }
 
 func TestCloseBeforeAnswer(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	page, err := fakehuman.Open(ctx, p.URL())
 	if err != nil {
@@ -697,7 +699,7 @@ func TestCloseBeforeAnswer(t *testing.T) {
 }
 
 func TestStartContextBoundsPrompt(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	life, cancel := context.WithCancel(ctx)
 	p, _ := startPrompt(t, life, testInfo())
 	cancel()
@@ -707,7 +709,7 @@ func TestStartContextBoundsPrompt(t *testing.T) {
 }
 
 func TestConcurrentPrompts(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	const n = 8
 	var wg sync.WaitGroup
 	urls := make(chan string, n)

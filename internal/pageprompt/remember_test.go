@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/tests/kit/browser"
@@ -23,7 +25,7 @@ import (
 // the human answers in real Chromium: the one answer it sees is the
 // encrypted one, and the value is nowhere in what it recorded.
 func TestDevToolsRecorderSeesOnlyCiphertext(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
 	bctx := c.Attach(t, ctx)
 	secret := leakscan.NewSecret(t)
@@ -94,7 +96,7 @@ func waitLog(t *testing.T, ctx, internals context.Context, want string, n int) s
 // Then, as the control that shows the signal works, a page with a password
 // field in a form (what the prompt used to be) makes it ask.
 func TestPasswordManagerNeverOffersToSave(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	c := browser.StartChromium(t, ctx, browser.ChromiumOptions{})
 	bctx := c.Attach(t, ctx)
 	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

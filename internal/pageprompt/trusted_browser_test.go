@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -16,7 +18,7 @@ import (
 // by dispatching events: the page takes only trusted keys and clicks. The
 // person's own keys then answer as usual.
 func scriptCannotAnswer(t *testing.T, sc sharedChromium) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	browserCtx := sc.context(t)
 	for _, saved := range []bool{false, true} {
 		info := testInfo()

@@ -7,18 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
 )
-
-// testCtx bounds a test's waits; hitting it is a failure, not a timing
-// assertion.
-func testCtx(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // checked is a request through the door, with a stand-in for the
 // service's canonical form.
@@ -148,7 +141,7 @@ func TestAsk(t *testing.T) {
 	one := serveTest(t, dir, fakeID(1), peek(agentsock.HostStatus{PID: 1}, login("a.test")))
 	two := serveTest(t, dir, fakeID(2), peek(agentsock.HostStatus{PID: 2}, nil))
 	gone := filepath.Join(dir, "hosts", "gone.sock")
-	got := Ask(testCtx(t), []string{one, gone, two})
+	got := Ask(testctx.New(t), []string{one, gone, two})
 	if len(got) != 2 || got[0].Path != one || got[0].Status.PID != 1 || got[0].Active == nil || *got[0].Active != *login("a.test") ||
 		got[1].Path != two || got[1].Status.PID != 2 || got[1].Active != nil || got[0].Self || got[1].Self {
 		t.Fatalf("Ask = %+v; want the two hosts that answer, in order", got)
@@ -157,7 +150,7 @@ func TestAsk(t *testing.T) {
 	// bound holds.
 	stuck := serveTest(t, dir, fakeID(3), func(ctx context.Context, c *agentsock.Conn) { <-ctx.Done() })
 	start := time.Now()
-	if got := Ask(testCtx(t), []string{stuck, one}); len(got) != 1 || got[0].Path != one {
+	if got := Ask(testctx.New(t), []string{stuck, one}); len(got) != 1 || got[0].Path != one {
 		t.Fatalf("Ask with a stuck host = %+v", got)
 	}
 	if took := time.Since(start); took > agentsock.PeekWait+5*time.Second {
@@ -186,7 +179,7 @@ func TestForward(t *testing.T) {
 		Forward(ctx, target, c.Request(), agent, c)
 	})
 
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	progressed := make(chan fill.Progress, 1)
 	go func() {
 		_, _ = agentsock.FillAt(ctx, router, fill.Request{Service: "a.test", Browser: "brave"}, "fillgate fill", func(p fill.Progress) { progressed <- p })
@@ -223,7 +216,7 @@ func TestForwardFails(t *testing.T) {
 		router := serveTest(t, dir, fakeID(10+i), func(ctx context.Context, conn *agentsock.Conn) {
 			Forward(ctx, c.target, conn.Request(), fill.Agent{Name: "claude"}, conn)
 		})
-		res, err := agentsock.FillAt(testCtx(t), router, fill.Request{Service: "a.test"}, "test", nil)
+		res, err := agentsock.FillAt(testctx.New(t), router, fill.Request{Service: "a.test"}, "test", nil)
 		if err != nil || res.Status != fill.StatusFailed || res.Detail != c.want || res.Service != "a.test" || res.Via != fill.ViaExtension {
 			t.Errorf("to %s: %+v, %v; want failed: %q", filepath.Base(c.target), res, err, c.want)
 		}
