@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/testctx"
+
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
+
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -173,7 +177,7 @@ func TestRealChromium(t *testing.T) {
 // own style and script run and nothing is blocked, dark mode changes the
 // colours, and the form's POST carries the Origin the prompt checks.
 func inRealChromium(t *testing.T, sc sharedChromium) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	c, browserCtx := sc.Chromium, sc.context(t)
 
 	t.Run("enter submits", func(t *testing.T) {
@@ -340,7 +344,7 @@ func waitURL(t *testing.T, ctx, tab context.Context, url string) {
 // client loading the URL afterwards burns the prompt, and the form in
 // Chromium can no longer answer.
 func systemOpenerFileInRealChromium(t *testing.T, sc sharedChromium) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	c, browserCtx := sc.Chromium, sc.context(t)
 
 	t.Run("file, reload, enter", func(t *testing.T) {
@@ -412,18 +416,9 @@ func systemOpenerFileInRealChromium(t *testing.T, sc sharedChromium) {
 // (its script sets body's data-state), and fails if it shows another.
 func waitState(t *testing.T, ctx, tab context.Context, want string) {
 	t.Helper()
-	wait, cancel := context.WithTimeout(tab, 30*time.Second)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	got, err := chromedp.Run(wait, chromedp.Evaluate[string](`new Promise((resolve) => {
-		const done = () => document.body && document.body.dataset.state;
-		if (done()) return resolve(done());
-		new MutationObserver(() => { if (done()) resolve(done()); })
-			.observe(document.documentElement, { attributes: true, subtree: true });
-	})`, chromedp.EvalAwaitPromise))
+	got, err := promptwatch.FinalState(ctx, tab)
 	if err != nil {
-		t.Fatalf("the page never reached a final state (want %s): %v", want, err)
+		t.Fatalf("want %s: %v", want, err)
 	}
 	if got != want {
 		t.Fatalf("the page's final state is %q, want %q", got, want)
@@ -433,7 +428,7 @@ func waitState(t *testing.T, ctx, tab context.Context, want string) {
 // TestSystemOpenerFileInRealFirefox is the file → prompt → reload →
 // answer path in Firefox ESR, driven over WebDriver BiDi.
 func TestSystemOpenerFileInRealFirefox(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	ff := browser.StartFirefox(t, ctx, browser.FirefoxOptions{})
 	var tree struct {
 		Contexts []struct {
@@ -515,7 +510,7 @@ func TestSystemOpenerFileInRealFirefox(t *testing.T) {
 // JavaScript off: the page says it needs JavaScript, offers no field to
 // type into and can send nothing, and its Cancel form still cancels.
 func withoutJavaScriptInRealChromium(t *testing.T, sc sharedChromium) {
-	ctx := testCtx(t)
+	ctx := testctx.New(t)
 	bctx := sc.context(t)
 	p, _ := startPrompt(t, ctx, testInfo())
 	tab, cancel := chromedp.NewContext(bctx)

@@ -118,3 +118,23 @@ func BiDi(t testing.TB, ctx context.Context, ff *browser.Firefox, isPrompt func(
 	}
 	return w
 }
+
+// FinalState waits, at most 30 s and while ctx lasts, until the prompt
+// page in the Chromium tab shows a final state (its script sets body's
+// data-state: "sent", "cancelled", …) and returns it.
+func FinalState(ctx, tab context.Context) (string, error) {
+	wait, cancel := context.WithTimeout(tab, 30*time.Second)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	got, err := chromedp.Run(wait, chromedp.Evaluate[string](`new Promise((resolve) => {
+		const done = () => document.body && document.body.dataset.state;
+		if (done()) return resolve(done());
+		new MutationObserver(() => { if (done()) resolve(done()); })
+			.observe(document.documentElement, { attributes: true, subtree: true });
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return "", fmt.Errorf("the prompt page never reached a final state: %w", err)
+	}
+	return got, nil
+}

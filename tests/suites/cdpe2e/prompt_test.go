@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
+
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -86,18 +88,9 @@ func (sc *scene) promptTabOf(done <-chan struct{}, user *tab, before []cdp.Brows
 // script sets body's data-state) and returns it.
 func pageState(t testing.TB, ctx, tab context.Context) string {
 	t.Helper()
-	wait, cancel := context.WithTimeout(tab, 30*time.Second)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	got, err := chromedp.Run(wait, chromedp.Evaluate[string](`new Promise((resolve) => {
-		const done = () => document.body && document.body.dataset.state;
-		if (done()) return resolve(done());
-		new MutationObserver(() => { if (done()) resolve(done()); })
-			.observe(document.documentElement, { attributes: true, subtree: true });
-	})`, chromedp.EvalAwaitPromise))
+	got, err := promptwatch.FinalState(ctx, tab)
 	if err != nil {
-		t.Fatalf("the prompt page never reached a final state: %v", err)
+		t.Fatal(err)
 	}
 	return got
 }
