@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/procinfo"
+	"github.com/fillgate/fillgate/tests/kit/child"
 )
 
 // program copies /bin/sleep to dir/name: a process that runs under that

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/child"
 )
 
 func TestClient(t *testing.T) {

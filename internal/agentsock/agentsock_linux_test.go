@@ -9,11 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/child"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 const nobodyUID = 65534

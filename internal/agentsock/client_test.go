@@ -5,9 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 func TestClientNoHost(t *testing.T) {

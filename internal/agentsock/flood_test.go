@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // TestAThousandConnectionsAtOnce opens a thousand connections that never

@@ -15,13 +15,11 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"golang.org/x/sys/windows"
 
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/child"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 	"github.com/fillgate/fillgate/tests/windows/squat"
 	"github.com/fillgate/fillgate/tests/windows/wine"
 )

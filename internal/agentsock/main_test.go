@@ -17,11 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/child"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // The test binary doubles as helper processes, picked by FGTEST_HELPER:

@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 func TestStatusRoundTrip(t *testing.T) {

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/tmpfs"
-
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/tmpfs"
 )
 
 // padTo appends to the log at path one entry whose detail makes the file

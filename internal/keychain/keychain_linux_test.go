@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // secretTool runs the Secret Service's own command-line client, secret-tool

@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/syncbuf"
-
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/pinentry"
 	"github.com/fillgate/fillgate/internal/pinentry/pinentrytest"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 
 // step is one dialog the fake person expects, and how they answer it.

@@ -15,13 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"github.com/fillgate/fillgate/internal/agentid"
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/internal/procinfo"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // fakeLocal stands in for a host's browser: it reports st, its active tab

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -15,6 +13,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // savedInfo is a request with a saved value in a KeePassXC database for

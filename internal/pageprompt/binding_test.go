@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 func TestFormSetsBindingCookie(t *testing.T) {

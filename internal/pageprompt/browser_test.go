@@ -9,10 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
-	"github.com/fillgate/fillgate/tests/kit/promptwatch"
-
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -26,6 +22,8 @@ import (
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // watchCSP collects the page's CSP violations. Scripts added over CDP

@@ -4,13 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // answerSizeHidesLength: a DevTools client that records the browser's

@@ -15,10 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
@@ -27,7 +23,9 @@ import (
 	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/fakes/squatter"
 	"github.com/fillgate/fillgate/tests/kit/browser"
+	"github.com/fillgate/fillgate/tests/kit/child"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // helperEnv makes this test binary a prompt process for the tests below

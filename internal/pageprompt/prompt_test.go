@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/fillgate/fillgate/internal/pageprompt"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 func TestSubmitRoundTrip(t *testing.T) {

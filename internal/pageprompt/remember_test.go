@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/testctx"
-
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
+	"github.com/fillgate/fillgate/tests/kit/testctx"
 )
 
 // TestDevToolsRecorderSeesOnlyCiphertext records the prompt's traffic

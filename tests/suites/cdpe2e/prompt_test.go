@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/promptwatch"
-
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -29,6 +27,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/poll"
+	"github.com/fillgate/fillgate/tests/kit/promptwatch"
 	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/tmpfs"
-
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/tmpfs"
 )
 
 // padAudit appends to the audit log, as another fillgate process would,

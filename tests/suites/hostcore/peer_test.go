@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/tests/kit/child"
 )
 
 const nobodyUID = 65534

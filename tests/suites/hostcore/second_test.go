@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
+	"github.com/fillgate/fillgate/tests/kit/child"
 	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
 

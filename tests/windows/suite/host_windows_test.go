@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"github.com/Microsoft/go-winio"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
@@ -24,6 +22,7 @@ import (
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
+	"github.com/fillgate/fillgate/tests/kit/child"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/windows/squat"
 )
