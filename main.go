@@ -98,7 +98,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // runHost is native-messaging host mode: stdout is the protocol, so every
 // message for a person goes to stderr (the browser's log).
 func runHost(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	caller, err := manifest.ParseCaller(args)
+	caller, err := manifest.ParseCaller(args, manifest.Listed())
 	if err != nil {
 		fmt.Fprintf(stderr, "fillgate host: %v\n", err)
 		return 1

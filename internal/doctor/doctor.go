@@ -14,6 +14,7 @@ import (
 	"runtime"
 
 	"github.com/fillgate/fillgate/internal/browsertable"
+	"github.com/fillgate/fillgate/internal/manifest"
 )
 
 // Probes are what Run asks the rest of fillgate. A nil probe is not
@@ -40,6 +41,9 @@ type Probes struct {
 	// the last day because another was live for the same browser and
 	// profile (each the audit log's words, with its time).
 	Refused func() []string
+	// Origins are the origins of fillgate's extension, which tell a
+	// store's copy from the unpacked one. Default: manifest.Listed().
+	Origins manifest.Origins
 }
 
 // Setup is what install's own checks found, and what the other checks
@@ -161,4 +165,12 @@ func Run(ctx context.Context, p Probes) *Report {
 		d.add(checkRefused(p.Refused()))
 	}
 	return d
+}
+
+// origins are p.Origins, or fillgate's listed ones.
+func (p Probes) origins() manifest.Origins {
+	if p.Origins == nil {
+		return manifest.Listed()
+	}
+	return p.Origins
 }

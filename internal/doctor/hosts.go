@@ -87,7 +87,7 @@ func checkHosts(ctx context.Context, d *Report, p Probes, su Setup, cdpOK bool) 
 		case h.Paused:
 			d.add(Check{Name: name, Level: Warn, Detail: "fillgate is paused in " + where, Fix: "open fillgate's popup in the toolbar and turn it back on"})
 		default:
-			if c, ok := checkVersions(h, name, where, page, su.Carried, p.Version, su.Upgrade); ok {
+			if c, ok := checkVersions(h, name, where, page, su.Carried, p.Version, su.Upgrade, p.origins()); ok {
 				d.add(c)
 				break
 			}
@@ -106,10 +106,10 @@ func checkHosts(ctx context.Context, d *Report, p Probes, su Setup, cdpOK bool) 
 // page. The extension is either the unpacked copy fillgate install
 // writes, which install and a reload bring in step, or a store's, which
 // the store updates on its own: then the fix is to update whichever of the
-// two is behind.
-func checkVersions(h HostStatus, name, where, page, carried, cli, upgrade string) (Check, bool) {
+// two is behind. origins tell a store's copy.
+func checkVersions(h HostStatus, name, where, page, carried, cli, upgrade string, origins manifest.Origins) (Check, bool) {
 	ext, host := h.ExtensionVersion, h.Version
-	store := manifest.IsStoreOrigin(h.Caller)
+	store := origins.IsStore(h.Caller)
 	pair := ext != "" && host != "" && ext != host
 	c := Check{Name: name, Level: Warn}
 	switch {

@@ -101,14 +101,10 @@ func TestSetupFails(t *testing.T) {
 // storeID is an id such as the Chrome Web Store assigns.
 const storeID = "abcdefghijklmnopabcdefghijklmnop"
 
-// listedInStore makes fillgate accept storeID's copy for the test, as it
-// does once manifest.ChromeWebStoreID is set.
-func listedInStore(t *testing.T) string {
-	t.Helper()
-	old := manifest.ChromiumOrigins
-	manifest.ChromiumOrigins = []string{manifest.ExtensionOrigin, "chrome-extension://" + storeID + "/"}
-	t.Cleanup(func() { manifest.ChromiumOrigins = old })
-	return manifest.ChromiumOrigins[1]
+// listedInStore are fillgate's origins once a store lists it as storeID,
+// with that store copy's origin.
+func listedInStore() (manifest.Origins, string) {
+	return manifest.Listed().WithStore(storeID), "chrome-extension://" + storeID + "/"
 }
 
 func TestHostCannotBeAsked(t *testing.T) {
@@ -244,7 +240,7 @@ func TestNoPromptsCheckWithoutADrive(t *testing.T) {
 // its own, so when it and the host differ, doctor says which of the two
 // to update.
 func TestStoreExtensionVersions(t *testing.T) {
-	store := listedInStore(t)
+	origins, store := listedInStore()
 	v := carried
 	cases := []struct {
 		ext, host, cli string
@@ -260,7 +256,7 @@ func TestStoreExtensionVersions(t *testing.T) {
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			p := healthy(t)
-			p.Version = c.cli
+			p.Version, p.Origins = c.cli, origins
 			p.Hosts = func(context.Context) ([]HostStatus, error) {
 				return []HostStatus{{PID: 7, Version: c.host, Browser: "chrome", Caller: store, Connected: true, ExtensionVersion: c.ext}}, nil
 			}
@@ -286,7 +282,7 @@ func TestStoreExtensionVersions(t *testing.T) {
 	// A store copy in step with the host is fine, whatever the unpacked
 	// copy this binary carries says.
 	p := healthy(t)
-	p.Version = "0.9.0"
+	p.Version, p.Origins = "0.9.0", origins
 	p.Hosts = func(context.Context) ([]HostStatus, error) {
 		return []HostStatus{{PID: 7, Version: "0.9.0", Browser: "chrome", Caller: store, Connected: true, ExtensionVersion: "0.9.0"}}, nil
 	}

@@ -269,7 +269,7 @@ func (s *sys) doctorManifest(d *checks, name, path string, browsers []string, fa
 		return false
 	}
 	okay := true
-	for _, p := range h.Check(fam, s.p.IsAbs) {
+	for _, p := range h.Check(fam, s.Origins, s.p.IsAbs) {
 		d.add(doctor.Check{Name: name, Level: doctor.Fail, Detail: fmt.Sprintf("%s: %s %s", s.tilde(path), p.Field, p.Detail), Fix: fix})
 		okay = false
 	}

@@ -16,22 +16,13 @@ import (
 // storeID is an id such as the Chrome Web Store assigns.
 const storeID = "abcdefghijklmnopabcdefghijklmnop"
 
-// listedInStore makes fillgate accept storeID's copy for the test, as it
-// does once manifest.ChromeWebStoreID is set.
-func listedInStore(t *testing.T) string {
-	t.Helper()
-	old := manifest.ChromiumOrigins
-	manifest.ChromiumOrigins = []string{manifest.ExtensionOrigin, "chrome-extension://" + storeID + "/"}
-	t.Cleanup(func() { manifest.ChromiumOrigins = old })
-	return manifest.ChromiumOrigins[1]
-}
-
 // TestDoctorManifestWrittenBeforeListing: a host manifest from before
 // fillgate was in a store lets only the unpacked copy start the host;
 // doctor says so and fillgate install mends it.
 func TestDoctorManifestWrittenBeforeListing(t *testing.T) {
-	_, o := doctorHome(t)
-	store := listedInStore(t)
+	_, o := doctorHome(t) // installed before the listing
+	o.Origins = manifest.Listed().WithStore(storeID)
+	store := "chrome-extension://" + storeID + "/"
 	o.Browsers = []string{"chrome"}
 	d := runDoctor(context.Background(), o, healthy(t))
 	bad := notOK(d)

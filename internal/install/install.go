@@ -195,7 +195,7 @@ func (s *sys) checkSystemBinary() error {
 
 // want is the manifest Install writes for family f.
 func (s *sys) want(f manifest.Family) ([]byte, error) {
-	h, err := manifest.New(f, s.Binary)
+	h, err := manifest.New(f, s.Binary, s.Origins)
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,9 @@ type Options struct {
 	// Extension is the extension to unpack, manifest.json at its root.
 	// Default: extension.Files.
 	Extension fs.FS
+	// Origins are the origins of fillgate's extension that Chromium-family
+	// manifests allow, and Check wants. Default: manifest.Listed().
+	Origins manifest.Origins
 }
 
 // sys is Options resolved: the target OS and the ways to reach it.
@@ -93,6 +96,9 @@ func resolve(o Options) (*sys, error) {
 	s.ext = s.Extension
 	if s.ext == nil {
 		s.ext = extension.Files
+	}
+	if s.Origins == nil {
+		s.Origins = manifest.Listed()
 	}
 	native := s.GOOS == runtime.GOOS
 	if s.DataDir == "" {

@@ -31,8 +31,9 @@ func LooksLikeHost(args []string) bool {
 }
 
 // ParseCaller checks that the browser started the host for fillgate's own
-// extension. Any other caller is an error that says who called.
-func ParseCaller(args []string) (Caller, error) {
+// extension, one of origins in a Chromium-family browser. Any other caller
+// is an error that says who called.
+func ParseCaller(args []string, origins Origins) (Caller, error) {
 	if !LooksLikeHost(args) {
 		return Caller{}, fmt.Errorf("not started by a browser (arguments do not name an extension)")
 	}
@@ -42,9 +43,9 @@ func ParseCaller(args []string) (Caller, error) {
 				return Caller{}, fmt.Errorf("unexpected argument %q after the caller origin", a)
 			}
 		}
-		if !slices.Contains(ChromiumOrigins, args[0]) {
+		if !slices.Contains(origins, args[0]) {
 			return Caller{}, fmt.Errorf("called by %s, which is not fillgate's extension (%s); "+
-				"load fillgate's extension, or re-run fillgate install", args[0], strings.Join(ChromiumOrigins, " or "))
+				"load fillgate's extension, or re-run fillgate install", args[0], strings.Join(origins, " or "))
 		}
 		return Caller{Family: Chromium, ID: args[0]}, nil
 	}

@@ -22,7 +22,7 @@ func TestParseCaller(t *testing.T) {
 		{nil, "", "not started by a browser"},
 	}
 	for _, c := range cases {
-		got, err := ParseCaller(c.args)
+		got, err := ParseCaller(c.args, Listed())
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%q: err %v, want %q", c.args, err, c.err)

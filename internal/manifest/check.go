@@ -26,10 +26,11 @@ func (p Problem) String() string { return p.Field + ": " + p.Detail }
 var originPattern = regexp.MustCompile(`^chrome-extension://[a-p]{32}/$`)
 
 // Check reports every way h would keep a browser of family f from
-// starting fillgate for fillgate's extension. isAbs says whether a path is
-// absolute on the target OS (nil: filepath.IsAbs). It checks the manifest
-// only; whether the path exists and is executable is the caller's to ask.
-func (h Host) Check(f Family, isAbs func(string) bool) []Problem {
+// starting fillgate for fillgate's extension (in a Chromium family, each
+// of origins). isAbs says whether a path is absolute on the target OS
+// (nil: filepath.IsAbs). It checks the manifest only; whether the path
+// exists and is executable is the caller's to ask.
+func (h Host) Check(f Family, origins Origins, isAbs func(string) bool) []Problem {
 	if isAbs == nil {
 		isAbs = filepath.IsAbs
 	}
@@ -57,7 +58,7 @@ func (h Host) Check(f Family, isAbs func(string) bool) []Problem {
 		}
 		// The unpacked copy's origin and each store's: a manifest written
 		// before fillgate was listed in a store keeps the store copy out.
-		for _, want := range ChromiumOrigins {
+		for _, want := range origins {
 			if !slices.Contains(h.AllowedOrigins, want) {
 				add("allowed_origins", "does not list %s (it lists %s)", want, strings.Join(h.AllowedOrigins, ", "))
 			}

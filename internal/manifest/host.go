@@ -44,12 +44,12 @@ type Host struct {
 // New returns fillgate's host manifest for a browser family, launching
 // binary (which must be absolute and symlink-resolved: browsers on Linux and
 // macOS require an absolute path, and a symlink that later moves would
-// break the manifest silently).
-func New(f Family, binary string) (Host, error) {
+// break the manifest silently); a Chromium family's allows origins.
+func New(f Family, binary string, origins Origins) (Host, error) {
 	h := Host{Name: HostName, Description: Description, Path: binary, Type: "stdio"}
 	switch f {
 	case Chromium:
-		h.AllowedOrigins = slices.Clone(ChromiumOrigins)
+		h.AllowedOrigins = slices.Clone(origins)
 	case Firefox:
 		h.AllowedExtensions = []string{FirefoxID}
 	default:

@@ -53,7 +53,7 @@ func TestIDFromKeyRejectsBadBase64(t *testing.T) {
 var unixAbs = path.IsAbs
 
 func TestNewChromium(t *testing.T) {
-	h, err := New(Chromium, "/usr/local/bin/fillgate")
+	h, err := New(Chromium, "/usr/local/bin/fillgate", Listed())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +74,13 @@ func TestNewChromium(t *testing.T) {
 	if got := string(b); got != want {
 		t.Errorf("string(b) = %q, want %q", got, want)
 	}
-	if got := h.Check(Chromium, unixAbs); len(got) != 0 {
-		t.Errorf("h.Check(Chromium, unixAbs) = %v, want it empty", got)
+	if got := h.Check(Chromium, Listed(), unixAbs); len(got) != 0 {
+		t.Errorf("h.Check(Chromium, Listed(), unixAbs) = %v, want it empty", got)
 	}
 }
 
 func TestNewFirefox(t *testing.T) {
-	h, err := New(Firefox, "/opt/fill&gate/fillgate")
+	h, err := New(Firefox, "/opt/fill&gate/fillgate", Listed())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,24 +101,24 @@ func TestNewFirefox(t *testing.T) {
 	if !strings.Contains(got, `"/opt/fill&gate/fillgate"`) {
 		t.Errorf("paths are not HTML-escaped: got %q; want it to contain %q", got, `"/opt/fill&gate/fillgate"`)
 	}
-	if got := h.Check(Firefox, unixAbs); len(got) != 0 {
-		t.Errorf("h.Check(Firefox, unixAbs) = %v, want it empty", got)
+	if got := h.Check(Firefox, Listed(), unixAbs); len(got) != 0 {
+		t.Errorf("h.Check(Firefox, Listed(), unixAbs) = %v, want it empty", got)
 	}
 }
 
 func TestNewRejects(t *testing.T) {
-	_, err := New("safari", "/bin/fillgate")
+	_, err := New("safari", "/bin/fillgate", Listed())
 	if err == nil {
 		t.Errorf("New(\"safari\", \"/bin/fillgate\"): got no error, want one")
 	}
-	_, err = New(Chromium, "")
+	_, err = New(Chromium, "", Listed())
 	if err == nil {
 		t.Errorf("New(Chromium, \"\"): got no error, want one")
 	}
 }
 
 func TestParseRoundTrip(t *testing.T) {
-	h, err := New(Chromium, `C:\Program Files\fillgate\fillgate.exe`)
+	h, err := New(Chromium, `C:\Program Files\fillgate\fillgate.exe`, Listed())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestCheckFindsEachProblem(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ps := c.host.Check(c.family, unixAbs)
+			ps := c.host.Check(c.family, Listed(), unixAbs)
 			if len(ps) != 1 {
 				t.Fatalf("ps has %d items (%v), want %d", len(ps), ps, 1)
 			}
@@ -191,15 +191,15 @@ func TestCheckFindsEachProblem(t *testing.T) {
 }
 
 func TestCheckUsesTargetAbs(t *testing.T) {
-	h, err := New(Chromium, `C:\fillgate\fillgate.exe`)
+	h, err := New(Chromium, `C:\fillgate\fillgate.exe`, Listed())
 	if err != nil {
 		t.Fatal(err)
 	}
 	winAbs := func(p string) bool { return len(p) > 2 && p[1] == ':' && p[2] == '\\' }
-	if got := h.Check(Chromium, winAbs); len(got) != 0 {
-		t.Errorf("h.Check(Chromium, winAbs) = %v, want it empty", got)
+	if got := h.Check(Chromium, Listed(), winAbs); len(got) != 0 {
+		t.Errorf("h.Check(Chromium, Listed(), winAbs) = %v, want it empty", got)
 	}
-	if len(h.Check(Chromium, func(string) bool { return false })) == 0 {
+	if len(h.Check(Chromium, Listed(), func(string) bool { return false })) == 0 {
 		t.Errorf("Check with an IsAbs that says no: found no problem, want one")
 	}
 }

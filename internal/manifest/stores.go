@@ -29,11 +29,25 @@ const (
 	EdgeAddonsID = ""
 )
 
-// ChromiumOrigins are the caller origins fillgate's host accepts from a
+// Origins are the caller origins fillgate's host accepts from a
 // Chromium-family browser, and so the allowed_origins of the host
 // manifests it writes: the unpacked extension's (ExtensionOrigin) first,
 // then each store's.
-var ChromiumOrigins = chromiumOrigins(ExtensionID, ChromeWebStoreID, EdgeAddonsID)
+type Origins []string
+
+// listed is what Listed returns; never written after init.
+var listed = Origins(chromiumOrigins(ExtensionID, ChromeWebStoreID, EdgeAddonsID))
+
+// Listed are fillgate's origins: the unpacked extension's and those of the
+// stores whose ids are set above.
+func Listed() Origins { return slices.Clone(listed) }
+
+// WithStore is o and the origin of id, a store's id for fillgate's
+// extension: the origins once that store lists it (a test's, until its id
+// is set above). A malformed id panics, as one set above does.
+func (o Origins) WithStore(id string) Origins {
+	return append(slices.Clone(o), chromiumOrigins(id)...)
+}
 
 // idPattern is a Chromium extension id: 32 letters a to p.
 var idPattern = regexp.MustCompile(`^[a-p]{32}$`)
@@ -56,9 +70,9 @@ func chromiumOrigins(ids ...string) []string {
 	return out
 }
 
-// IsStoreOrigin reports whether origin is fillgate's extension as a store
-// installed it, not the unpacked copy. (Firefox's add-on id is the same
-// either way.)
-func IsStoreOrigin(origin string) bool {
-	return origin != ExtensionOrigin && slices.Contains(ChromiumOrigins, origin)
+// IsStore reports whether origin is one of o but not the unpacked
+// copy's: fillgate's extension as a store installed it. (Firefox's add-on
+// id is the same either way.)
+func (o Origins) IsStore(origin string) bool {
+	return origin != ExtensionOrigin && slices.Contains(o, origin)
 }

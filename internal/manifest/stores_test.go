@@ -9,23 +9,22 @@ import (
 // storeID is an id such as a store assigns.
 const storeID = "abcdefghijklmnopabcdefghijklmnop"
 
-// listed makes the host accept storeID as a store's copy for the test.
-func listed(t *testing.T) string {
-	t.Helper()
-	old := ChromiumOrigins
-	ChromiumOrigins = chromiumOrigins(ExtensionID, storeID)
-	t.Cleanup(func() { ChromiumOrigins = old })
-	return "chrome-extension://" + storeID + "/"
-}
+// storeOrigin is storeID's origin.
+const storeOrigin = "chrome-extension://" + storeID + "/"
 
 func TestStoreIDsAreWellFormed(t *testing.T) {
 	// chromiumOrigins panics on a malformed id, so a bad constant fails
 	// every test run, not a person's browser.
-	if ChromiumOrigins[0] != ExtensionOrigin {
-		t.Errorf("the unpacked extension's origin comes first: got %v, want %v", ChromiumOrigins[0], ExtensionOrigin)
+	o := Listed()
+	if o[0] != ExtensionOrigin {
+		t.Errorf("the unpacked extension's origin comes first: got %v, want %v", o[0], ExtensionOrigin)
 	}
-	if len(ChromiumOrigins) != 1+len(nonEmpty(ChromeWebStoreID, EdgeAddonsID)) {
-		t.Errorf("ChromiumOrigins has %d items (%v), want %d", len(ChromiumOrigins), ChromiumOrigins, 1+len(nonEmpty(ChromeWebStoreID, EdgeAddonsID)))
+	if len(o) != 1+len(nonEmpty(ChromeWebStoreID, EdgeAddonsID)) {
+		t.Errorf("Listed() has %d items (%v), want %d", len(o), o, 1+len(nonEmpty(ChromeWebStoreID, EdgeAddonsID)))
+	}
+	o[0] = "changed"
+	if Listed()[0] != ExtensionOrigin {
+		t.Error("a change to what Listed returned changed what it returns next")
 	}
 }
 
@@ -56,21 +55,20 @@ func TestChromiumOriginsRejectMalformedIDs(t *testing.T) {
 }
 
 func TestStoreCopyIsAllowed(t *testing.T) {
-	store := listed(t)
-
-	h, err := New(Chromium, "/usr/bin/fillgate")
+	store, origins := storeOrigin, Listed().WithStore(storeID)
+	h, err := New(Chromium, "/usr/bin/fillgate", origins)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{ExtensionOrigin, store}; !reflect.DeepEqual(h.AllowedOrigins, want) {
 		t.Errorf("the unpacked copy and the store's: got %v, want %v", h.AllowedOrigins, want)
 	}
-	if got := h.Check(Chromium, unixAbs); len(got) != 0 {
-		t.Errorf("h.Check(Chromium, unixAbs) = %v, want it empty", got)
+	if got := h.Check(Chromium, origins, unixAbs); len(got) != 0 {
+		t.Errorf("h.Check = %v, want it empty", got)
 	}
 
 	for _, origin := range []string{ExtensionOrigin, store} {
-		c, err := ParseCaller([]string{origin})
+		c, err := ParseCaller([]string{origin}, origins)
 		if err != nil {
 			t.Fatalf("%v: %v", origin, err)
 		}
@@ -78,19 +76,19 @@ func TestStoreCopyIsAllowed(t *testing.T) {
 			t.Errorf("ParseCaller(%q) = %+v, want %+v", origin, c, want)
 		}
 	}
-	_, err = ParseCaller([]string{"chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"})
+	_, err = ParseCaller([]string{"chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"}, origins)
 	if want := "not fillgate's extension (" + ExtensionOrigin + " or " + store + ")"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("ParseCaller of another extension: error %v; want one containing %q", err, want)
 	}
 
-	if !IsStoreOrigin(store) {
-		t.Errorf("IsStoreOrigin(store): got false, want true")
+	if !origins.IsStore(store) {
+		t.Errorf("IsStore(store): got false, want true")
 	}
-	if IsStoreOrigin(ExtensionOrigin) {
-		t.Errorf("IsStoreOrigin(ExtensionOrigin): got true, want false")
+	if origins.IsStore(ExtensionOrigin) {
+		t.Errorf("origins.IsStore(ExtensionOrigin): got true, want false")
 	}
-	if IsStoreOrigin("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/") {
-		t.Errorf("IsStoreOrigin(\"chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/\"): got true, want false")
+	if origins.IsStore("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/") {
+		t.Errorf("IsStore(\"chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/\"): got true, want false")
 	}
 }
 
@@ -99,10 +97,10 @@ func TestStoreCopyIsAllowed(t *testing.T) {
 // could not start the host; Check says so, and doctor's fix (fillgate
 // install) rewrites it.
 func TestManifestBeforeListingMissesStore(t *testing.T) {
-	store := listed(t)
+	store := storeOrigin
 	h := Host{Name: HostName, Type: "stdio", Path: "/usr/bin/fillgate", AllowedOrigins: []string{ExtensionOrigin}}
-	if got, want := h.Check(Chromium, unixAbs), []Problem{{Field: "allowed_origins", Detail: "does not list " + store + " (it lists " + ExtensionOrigin + ")"}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("h.Check(Chromium, unixAbs) = %v, want %v", got, want)
+	if got, want := h.Check(Chromium, Listed().WithStore(storeID), unixAbs), []Problem{{Field: "allowed_origins", Detail: "does not list " + store + " (it lists " + ExtensionOrigin + ")"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("h.Check = %v, want %v", got, want)
 	}
 }
 

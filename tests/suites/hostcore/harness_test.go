@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/child"
-
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
@@ -29,6 +27,7 @@ import (
 	"github.com/fillgate/fillgate/internal/nmhost"
 	"github.com/fillgate/fillgate/tests/fakes/fakeext"
 	"github.com/fillgate/fillgate/tests/fakes/fakehuman"
+	"github.com/fillgate/fillgate/tests/kit/child"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/syncbuf"
 )
@@ -311,7 +310,7 @@ func (r *rig) expectUndriven() {
 
 // startInProcess runs nmhost.Run in this process on in-memory pipes.
 func (r *rig) startInProcess(opts fakeext.Options) {
-	caller, err := manifest.ParseCaller([]string{callerArg})
+	caller, err := manifest.ParseCaller([]string{callerArg}, manifest.Listed())
 	if err != nil {
 		r.t.Fatal(err)
 	}
