@@ -59,8 +59,8 @@ func OpenPopup(t testing.TB, ctx, browserCtx context.Context, url string, open f
 	return pctx, closePopup
 }
 
-// pagesAt is the set of the browser's pages at url now.
-func pagesAt(t testing.TB, browserCtx context.Context, url string) map[target.ID]bool {
+// Targets is the set of the browser's targets now for which keep holds.
+func Targets(t testing.TB, browserCtx context.Context, keep func(*target.Info) bool) map[target.ID]bool {
 	t.Helper()
 	infos, err := chromedp.Targets(browserCtx)
 	if err != nil {
@@ -68,9 +68,15 @@ func pagesAt(t testing.TB, browserCtx context.Context, url string) map[target.ID
 	}
 	ids := map[target.ID]bool{}
 	for _, in := range infos {
-		if in.Type == "page" && in.URL == url {
+		if keep(in) {
 			ids[in.TargetID] = true
 		}
 	}
 	return ids
+}
+
+// pagesAt is the set of the browser's pages at url now.
+func pagesAt(t testing.TB, browserCtx context.Context, url string) map[target.ID]bool {
+	t.Helper()
+	return Targets(t, browserCtx, func(in *target.Info) bool { return in.Type == "page" && in.URL == url })
 }

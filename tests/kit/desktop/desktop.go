@@ -224,6 +224,40 @@ func (p *Person) WaitDialog(ctx context.Context) (Window, error) {
 	return w, err
 }
 
+// TypeInDialog waits (within ctx) for fillgate's native dialog, types
+// text in it and presses Return, then waits for it to go (answered).
+func (p *Person) TypeInDialog(ctx context.Context, text []byte) error {
+	return p.answered(ctx, func(ctx context.Context) error {
+		if err := p.Type(ctx, text); err != nil {
+			return err
+		}
+		return p.Key(ctx, "Return")
+	})
+}
+
+// PressInDialog waits (within ctx) for fillgate's native dialog, presses
+// keys in it, then waits for it to go (answered).
+func (p *Person) PressInDialog(ctx context.Context, keys ...string) error {
+	return p.answered(ctx, func(ctx context.Context) error { return p.Key(ctx, keys...) })
+}
+
+// answered waits for the native dialog, answers it and waits, at most
+// 30 s, for it to go: not within ctx, as what opened the dialog may end,
+// and ctx with it, as soon as the person answers, and the dialog goes
+// before it ends.
+func (p *Person) answered(ctx context.Context, answer func(context.Context) error) error {
+	w, err := p.WaitDialog(ctx)
+	if err != nil {
+		return fmt.Errorf("no native dialog: %w", err)
+	}
+	if err := answer(ctx); err != nil {
+		return err
+	}
+	gone, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return p.WaitGone(gone, w)
+}
+
 // Visible reports whether a visible window whose class matches pattern
 // is on the display now, without waiting (false also when ctx ended).
 func (p *Person) Visible(ctx context.Context, pattern string) bool {

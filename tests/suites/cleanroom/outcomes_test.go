@@ -23,133 +23,127 @@ import (
 // final scan reads every file of the rig, the driven browser's profile
 // among them, and finds no clean room left).
 func TestOutcomes(t *testing.T) {
-	for _, via := range []string{viaExtension, viaCDP} {
-		t.Run(via, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
-			defer cancel()
-			r := newRig(t, ctx, via)
-			site := sessionsite.Start(t)
-			form := site.Archetype("form")
-			other := loginserver.Start(t, "127.0.0.1")
+	onBothPaths(t, func(t *testing.T, r *rig, site *sessionsite.Site) {
+		form := site.Archetype("form")
+		other := loginserver.Start(t, "127.0.0.1")
 
-			t.Run("cancelled in the dialog", func(t *testing.T) {
-				secret := r.Secret(t)
-				site.SetPassword(secret)
-				tb := r.toLogin(t, site, form)
-				run := r.fill(t, "127.0.0.1")
-				run.presses(t, "Escape")
-				res := run.result(t)
-				wantStatus(t, res, fill.StatusCancelled, "cancelled")
-				r.notHandedOver(t, tb, site, form, secret)
-			})
-
-			t.Run("nobody answers", func(t *testing.T) {
-				r.writePolicy(strings.Replace(basePolicy(""), `prompt_budget = "45s"`, `prompt_budget = "5s"`, 1))
-				defer r.writePolicy(basePolicy(""))
-				secret := r.Secret(t)
-				site.SetPassword(secret)
-				tb := r.toLogin(t, site, form)
-				res := r.fill(t, "127.0.0.1").result(t)
-				wantStatus(t, res, fill.StatusNoResponse, "nobody answered")
-				r.notHandedOver(t, tb, site, form, secret)
-			})
-
-			t.Run("the site does not take the password", func(t *testing.T) {
-				right, wrong := r.Secret(t), r.Secret(t)
-				site.SetPassword(right)
-				tb := r.toLogin(t, site, form)
-				run := r.fill(t, "127.0.0.1")
-				run.types(t, wrong)
-				res := run.result(t)
-				wantStatus(t, res, fill.StatusFailed, "the site did not take the login")
-				if res.HandedOver != nil {
-					t.Error("a login the site did not take was handed over")
-				}
-				if n := site.Received(wrong); n != 1 {
-					t.Errorf("the site received the typed value %d times; want once", n)
-				}
-				r.notHandedOver(t, tb, site, form, right)
-			})
-
-			t.Run("then none is refused before anything is asked", func(t *testing.T) {
-				secret := r.Secret(t)
-				site.SetPassword(secret)
-				tb := r.toLogin(t, site, form)
-				res := r.fill(t, "127.0.0.1", "--then", "none").result(t)
-				wantStatus(t, res, fill.StatusRefused, `set driven = "in-page" for 127.0.0.1`)
-				r.noDialog(t)
-				r.notHandedOver(t, tb, site, form, secret)
-			})
-
-			t.Run("a login field in a frame is refused before anything is asked", func(t *testing.T) {
-				tb := r.open(t, other.URL+"/frame-host")
-				tb.waitFor(`document.getElementById("fr")?.contentDocument?.getElementById("pw") != null`)
-				tb.eval(`document.getElementById("fr").contentDocument.getElementById("pw").focus(), true`, nil)
-				res := r.fill(t, "127.0.0.1").result(t)
-				wantStatus(t, res, fill.StatusRefused, "the login field is in a frame")
-				r.noDialog(t)
-			})
-
-			t.Run("a device-bound session is not handed over", func(t *testing.T) {
-				dbsc := site.Archetype("dbsc")
-				tb, res, secret := r.typedLogin(t, site, dbsc, "127.0.0.1")
-				wantStatus(t, res, fill.StatusFailed, "device-bound session")
-				if res.HandedOver != nil {
-					t.Error("a device-bound session was handed over")
-				}
-				r.notHandedOver(t, tb, site, dbsc, secret)
-			})
-
-			t.Run("a 307 to another origin is stopped in the clean room", func(t *testing.T) {
-				secret := r.Secret(t)
-				site.SetPassword(secret)
-				a := site.Archetype("redirect307")
-				tb := r.toLogin(t, site, a)
-				login := tb.location()
-				run := r.fill(t, "127.0.0.1")
-				run.types(t, secret)
-				res := run.result(t)
-				wantStatus(t, res, fill.StatusRefused, "another origin, "+site.IdP)
-				if n := site.ReceivedAt(site.IdP, "/collect", secret); n != 0 {
-					t.Errorf("the other origin received the password %d times", n)
-				}
-				if res.HandedOver != nil {
-					t.Error("a login stopped in the clean room was handed over")
-				}
-				if loc := tb.location(); loc != login {
-					t.Errorf("the agent's tab went from %s to %s after a login stopped in the clean room", login, loc)
-				}
-			})
-
-			t.Run("a login that keeps the password in web storage is not handed over", func(t *testing.T) {
-				a := site.Archetype("leaky")
-				tb, res, secret := r.typedLogin(t, site, a, "127.0.0.1")
-				wantStatus(t, res, fill.StatusFailed, "keeps the password in what its login left")
-				if n := site.Received(secret); n != 1 {
-					t.Errorf("the site received the password %d times; want once (the login itself)", n)
-				}
-				if res.HandedOver != nil {
-					t.Error("a session holding the password was handed over")
-				}
-				var kept bool
-				tb.eval(`localStorage.getItem("remember") !== null`, &kept)
-				if kept {
-					t.Error("the agent's tab has the site's copy of the password in its localStorage")
-				}
-				r.notHandedOver(t, tb, site, a, secret)
-
-				// The service is barred from the clean room for a day:
-				// the next request is refused before anything is asked.
-				tb.eval(`location.href = `+quote(a.Login)+`, true`, nil)
-				tb.waitFor(`location.href === ` + quote(a.Login))
-				tb.typeInto("user", sessionsite.User)
-				tb.focus(a.Field)
-				res = r.fill(t, "127.0.0.1").result(t)
-				wantStatus(t, res, fill.StatusRefused, "logs in to it in a clean room again only after")
-				r.noDialog(t)
-			})
+		t.Run("cancelled in the dialog", func(t *testing.T) {
+			secret := r.Secret(t)
+			site.SetPassword(secret)
+			tb := r.toLogin(t, site, form)
+			run := r.fill(t, "127.0.0.1")
+			run.presses(t, "Escape")
+			res := run.result(t)
+			wantStatus(t, res, fill.StatusCancelled, "cancelled")
+			r.notHandedOver(t, tb, site, form, secret)
 		})
-	}
+
+		t.Run("nobody answers", func(t *testing.T) {
+			r.writePolicy(strings.Replace(basePolicy(""), `prompt_budget = "45s"`, `prompt_budget = "5s"`, 1))
+			defer r.writePolicy(basePolicy(""))
+			secret := r.Secret(t)
+			site.SetPassword(secret)
+			tb := r.toLogin(t, site, form)
+			res := r.fill(t, "127.0.0.1").result(t)
+			wantStatus(t, res, fill.StatusNoResponse, "nobody answered")
+			r.notHandedOver(t, tb, site, form, secret)
+		})
+
+		t.Run("the site does not take the password", func(t *testing.T) {
+			right, wrong := r.Secret(t), r.Secret(t)
+			site.SetPassword(right)
+			tb := r.toLogin(t, site, form)
+			run := r.fill(t, "127.0.0.1")
+			run.types(t, wrong)
+			res := run.result(t)
+			wantStatus(t, res, fill.StatusFailed, "the site did not take the login")
+			if res.HandedOver != nil {
+				t.Error("a login the site did not take was handed over")
+			}
+			if n := site.Received(wrong); n != 1 {
+				t.Errorf("the site received the typed value %d times; want once", n)
+			}
+			r.notHandedOver(t, tb, site, form, right)
+		})
+
+		t.Run("then none is refused before anything is asked", func(t *testing.T) {
+			secret := r.Secret(t)
+			site.SetPassword(secret)
+			tb := r.toLogin(t, site, form)
+			res := r.fill(t, "127.0.0.1", "--then", "none").result(t)
+			wantStatus(t, res, fill.StatusRefused, `set driven = "in-page" for 127.0.0.1`)
+			r.noDialog(t)
+			r.notHandedOver(t, tb, site, form, secret)
+		})
+
+		t.Run("a login field in a frame is refused before anything is asked", func(t *testing.T) {
+			tb := r.open(t, other.URL+"/frame-host")
+			tb.waitFor(`document.getElementById("fr")?.contentDocument?.getElementById("pw") != null`)
+			tb.eval(`document.getElementById("fr").contentDocument.getElementById("pw").focus(), true`, nil)
+			res := r.fill(t, "127.0.0.1").result(t)
+			wantStatus(t, res, fill.StatusRefused, "the login field is in a frame")
+			r.noDialog(t)
+		})
+
+		t.Run("a device-bound session is not handed over", func(t *testing.T) {
+			dbsc := site.Archetype("dbsc")
+			tb, res, secret := r.typedLogin(t, site, dbsc, "127.0.0.1")
+			wantStatus(t, res, fill.StatusFailed, "device-bound session")
+			if res.HandedOver != nil {
+				t.Error("a device-bound session was handed over")
+			}
+			r.notHandedOver(t, tb, site, dbsc, secret)
+		})
+
+		t.Run("a 307 to another origin is stopped in the clean room", func(t *testing.T) {
+			secret := r.Secret(t)
+			site.SetPassword(secret)
+			a := site.Archetype("redirect307")
+			tb := r.toLogin(t, site, a)
+			login := tb.location()
+			run := r.fill(t, "127.0.0.1")
+			run.types(t, secret)
+			res := run.result(t)
+			wantStatus(t, res, fill.StatusRefused, "another origin, "+site.IdP)
+			if n := site.ReceivedAt(site.IdP, "/collect", secret); n != 0 {
+				t.Errorf("the other origin received the password %d times", n)
+			}
+			if res.HandedOver != nil {
+				t.Error("a login stopped in the clean room was handed over")
+			}
+			if loc := tb.location(); loc != login {
+				t.Errorf("the agent's tab went from %s to %s after a login stopped in the clean room", login, loc)
+			}
+		})
+
+		t.Run("a login that keeps the password in web storage is not handed over", func(t *testing.T) {
+			a := site.Archetype("leaky")
+			tb, res, secret := r.typedLogin(t, site, a, "127.0.0.1")
+			wantStatus(t, res, fill.StatusFailed, "keeps the password in what its login left")
+			if n := site.Received(secret); n != 1 {
+				t.Errorf("the site received the password %d times; want once (the login itself)", n)
+			}
+			if res.HandedOver != nil {
+				t.Error("a session holding the password was handed over")
+			}
+			var kept bool
+			tb.eval(`localStorage.getItem("remember") !== null`, &kept)
+			if kept {
+				t.Error("the agent's tab has the site's copy of the password in its localStorage")
+			}
+			r.notHandedOver(t, tb, site, a, secret)
+
+			// The service is barred from the clean room for a day:
+			// the next request is refused before anything is asked.
+			tb.eval(`location.href = `+quote(a.Login)+`, true`, nil)
+			tb.waitFor(`location.href === ` + quote(a.Login))
+			tb.typeInto("user", sessionsite.User)
+			tb.focus(a.Field)
+			res = r.fill(t, "127.0.0.1").result(t)
+			wantStatus(t, res, fill.StatusRefused, "logs in to it in a clean room again only after")
+			r.noDialog(t)
+		})
+	})
 }
 
 // wantStatus fails t unless res has status and its detail says detail.

@@ -13,20 +13,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/ledger"
-
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/fillgate/fillgate/internal/fill"
 	"github.com/fillgate/fillgate/internal/manifest"
-	"github.com/fillgate/fillgate/internal/policy"
 	"github.com/fillgate/fillgate/tests/fakes/notifyd"
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/desktop"
 	"github.com/fillgate/fillgate/tests/kit/fgenv"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/hostwait"
+	"github.com/fillgate/fillgate/tests/kit/ledger"
 	"github.com/fillgate/fillgate/tests/kit/secretservice"
+	"github.com/fillgate/fillgate/tests/kit/sessionsite"
 )
 
 // gtk2 is the pinentry the person answers in (the policy names it, so the
@@ -99,6 +98,18 @@ func newKeyringRig(t *testing.T, ctx context.Context, via string) (*rig, *notify
 	return startRig(t, ctx, via, true), notices
 }
 
+// onBothPaths runs f on each path fillgate reaches the driven browser by,
+// each with a rig of its own (for at most 8 minutes) and the session site.
+func onBothPaths(t *testing.T, f func(t *testing.T, r *rig, site *sessionsite.Site)) {
+	for _, via := range []string{viaExtension, viaCDP} {
+		t.Run(via, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+			defer cancel()
+			f(t, newRig(t, ctx, via), sessionsite.Start(t))
+		})
+	}
+}
+
 // startRig is newRig; with bus, the session bus this process was pointed
 // at goes into the rig's environment.
 func startRig(t *testing.T, ctx context.Context, via string, bus bool) *rig {
@@ -138,13 +149,7 @@ func startRig(t *testing.T, ctx context.Context, via string, bus bool) *rig {
 }
 
 // writePolicy writes the person's policy, which must be valid.
-func (r *rig) writePolicy(text string) {
-	r.t.Helper()
-	if _, err := policy.Parse("test policy", []byte(text)); err != nil {
-		r.t.Fatalf("the test's policy is not valid: %v", err)
-	}
-	fgenv.WritePolicy(r.t, r.env, text)
-}
+func (r *rig) writePolicy(text string) { r.t.Helper(); fgenv.WritePolicy(r.t, r.env, text) }
 
 // install runs `fillgate install` for the profile as a person would and
 // returns the unpacked extension's directory.
@@ -293,28 +298,8 @@ func (f *fillRun) types(t testing.TB, value []byte) {
 	t.Helper()
 	ctx, cancel := f.Awaiting(f.r.ctx, 60*time.Second)
 	defer cancel()
-	w, err := f.r.person.WaitDialog(ctx)
-	if err != nil {
-		t.Fatalf("no native dialog: %v (fillgate said %s)", err, f.r.Withheld(f.Stdout()))
-	}
-	if err := f.r.person.Type(ctx, value); err != nil {
-		t.Fatalf("the person: %v", err)
-	}
-	if err := f.r.person.Key(ctx, "Return"); err != nil {
-		t.Fatalf("the person: %v", err)
-	}
-	f.r.waitGone(t, w)
-}
-
-// waitGone waits for the dialog w to go. Not on the run's context: the
-// run may end as soon as the person answers, and its dialog goes before
-// it ends.
-func (r *rig) waitGone(t testing.TB, w desktop.Window) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
-	defer cancel()
-	if err := r.person.WaitGone(ctx, w); err != nil {
-		t.Fatalf("the person: %v", err)
+	if err := f.r.person.TypeInDialog(ctx, value); err != nil {
+		t.Fatalf("the person: %v (fillgate said %s)", err, f.r.Withheld(f.Stdout()))
 	}
 }
 
@@ -323,14 +308,9 @@ func (f *fillRun) presses(t testing.TB, keys ...string) {
 	t.Helper()
 	ctx, cancel := f.Awaiting(f.r.ctx, 60*time.Second)
 	defer cancel()
-	w, err := f.r.person.WaitDialog(ctx)
-	if err != nil {
-		t.Fatalf("no native dialog: %v (fillgate said %s)", err, f.r.Withheld(f.Stdout()))
+	if err := f.r.person.PressInDialog(ctx, keys...); err != nil {
+		t.Fatalf("the person: %v (fillgate said %s)", err, f.r.Withheld(f.Stdout()))
 	}
-	if err := f.r.person.Key(ctx, keys...); err != nil {
-		t.Fatalf("the person: %v", err)
-	}
-	f.r.waitGone(t, w)
 }
 
 // remember stores secret as the saved password of service, as the person

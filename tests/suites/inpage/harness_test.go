@@ -105,17 +105,7 @@ func (o *oneTab) visit(t testing.TB, url string) *tab {
 // iframeTargets is the set of the browser's out-of-process iframes now.
 func iframeTargets(t testing.TB, browserCtx context.Context) map[target.ID]bool {
 	t.Helper()
-	infos, err := chromedp.Targets(browserCtx)
-	if err != nil {
-		t.Fatalf("list targets: %v", err)
-	}
-	ids := map[target.ID]bool{}
-	for _, in := range infos {
-		if in.Type == "iframe" {
-			ids[in.TargetID] = true
-		}
-	}
-	return ids
+	return browser.Targets(t, browserCtx, func(in *target.Info) bool { return in.Type == "iframe" })
 }
 
 // frame is a CDP session (main world) on this document's out-of-process

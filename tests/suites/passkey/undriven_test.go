@@ -11,16 +11,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/fillgate/fillgate/tests/kit/pagestream"
 
 	"github.com/fillgate/fillgate/internal/agentsock"
 	"github.com/fillgate/fillgate/internal/audit"
@@ -29,6 +25,7 @@ import (
 	"github.com/fillgate/fillgate/tests/kit/browser"
 	"github.com/fillgate/fillgate/tests/kit/fgrun"
 	"github.com/fillgate/fillgate/tests/kit/hostwait"
+	"github.com/fillgate/fillgate/tests/kit/pagestream"
 	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
@@ -356,17 +353,12 @@ func startPageProxy(t testing.TB, origin string) *pageProxy {
 		t.Fatal(err)
 	}
 	p := &pageProxy{changed: make(chan struct{}), replies: map[int]pageReply{}}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Header.Del("Accept-Encoding") // pages are rewritten: plain text only
-		},
-		ModifyResponse: addControl,
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /__test/control", func(w http.ResponseWriter, r *http.Request) { p.stream.Serve(w, r, true) })
 	mux.HandleFunc("POST /__test/reply", p.reply)
-	mux.Handle("/", proxy)
+	mux.Handle("/", pagestream.Proxy(target, func(body []byte) []byte {
+		return bytes.Replace(body, []byte("</body>"), []byte(pageControl+"</body>"), 1)
+	}))
 	p.mux = mux
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -377,24 +369,6 @@ func startPageProxy(t testing.TB, origin string) *pageProxy {
 	t.Cleanup(func() { _ = srv.Close() })
 	p.URL = fmt.Sprintf("http://localhost:%d", l.Addr().(*net.TCPAddr).Port)
 	return p
-}
-
-// addControl adds the control script to every HTML page.
-func addControl(res *http.Response) error {
-	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
-		return nil
-	}
-	body, err := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	if err != nil {
-		return err
-	}
-	body = bytes.Replace(body, []byte("</body>"), []byte(pageControl+"</body>"), 1)
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	res.ContentLength = int64(len(body))
-	res.Header.Set("Content-Length", strconv.Itoa(len(body)))
-	res.Header.Set("Cache-Control", "no-store")
-	return nil
 }
 
 // reply keeps what a page posted.

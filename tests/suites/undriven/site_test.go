@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,9 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fillgate/fillgate/tests/kit/pagestream"
-
 	"github.com/fillgate/fillgate/tests/kit/loginserver"
+	"github.com/fillgate/fillgate/tests/kit/pagestream"
 	"github.com/fillgate/fillgate/tests/kit/poll"
 )
 
@@ -122,21 +120,16 @@ func startSite(t testing.TB) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Header.Del("Accept-Encoding") // bodies are rewritten: plain text only
-		},
-		ModifyResponse: addScript,
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /__site/control", s.control)
 	mux.HandleFunc("POST /__site/report", s.report)
-	mux.Handle("/", proxy)
+	mux.Handle("/", pagestream.Proxy(target, addScript))
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Not httptest's server: its Close waits for every request to end,
+	// and a page's control stream ends only when the page goes.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -180,23 +173,10 @@ func (s *site) fromBrowser(ctx context.Context, client string) (bool, error) {
 func (s *site) Service() string { return strings.TrimPrefix(s.URL, "http://") }
 
 // addScript gives the password field autofocus and adds the control
-// script to every HTML page.
-func addScript(res *http.Response) error {
-	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
-		return nil
-	}
-	body, err := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	if err != nil {
-		return err
-	}
+// script to an HTML page.
+func addScript(body []byte) []byte {
 	body = bytes.Replace(body, []byte("<input id=pw "), []byte("<input id=pw autofocus "), 1)
-	body = bytes.Replace(body, []byte("</body>"), []byte(controlScript+"</body>"), 1)
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	res.ContentLength = int64(len(body))
-	res.Header.Set("Content-Length", strconv.Itoa(len(body)))
-	res.Header.Set("Cache-Control", "no-store")
-	return nil
+	return bytes.Replace(body, []byte("</body>"), []byte(controlScript+"</body>"), 1)
 }
 
 // control is the page's control stream (server-sent events): the newest
