@@ -42,6 +42,7 @@ func (c *doctorCmd) Run(a *app) error {
 func probes(env dirs.Env, o install.Options) doctor.Probes {
 	return doctor.Probes{
 		Version: manifest.Version,
+		Origins: o.Origins,
 		Setup: func(context.Context) (doctor.Setup, error) {
 			return install.Check(o, manifest.Version)
 		},

@@ -42,7 +42,7 @@ type Probes struct {
 	// profile (each the audit log's words, with its time).
 	Refused func() []string
 	// Origins are the origins of fillgate's extension, which tell a
-	// store's copy from the unpacked one. Default: manifest.Listed().
+	// store's copy from the unpacked one. Default (empty): manifest.Listed().
 	Origins manifest.Origins
 }
 
@@ -169,7 +169,7 @@ func Run(ctx context.Context, p Probes) *Report {
 
 // origins are p.Origins, or fillgate's listed ones.
 func (p Probes) origins() manifest.Origins {
-	if p.Origins == nil {
+	if len(p.Origins) == 0 {
 		return manifest.Listed()
 	}
 	return p.Origins

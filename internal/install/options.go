@@ -60,7 +60,7 @@ type Options struct {
 	// Default: extension.Files.
 	Extension fs.FS
 	// Origins are the origins of fillgate's extension that Chromium-family
-	// manifests allow, and Check wants. Default: manifest.Listed().
+	// manifests allow, and Check wants. Default (empty): manifest.Listed().
 	Origins manifest.Origins
 }
 
@@ -97,7 +97,7 @@ func resolve(o Options) (*sys, error) {
 	if s.ext == nil {
 		s.ext = extension.Files
 	}
-	if s.Origins == nil {
+	if len(s.Origins) == 0 {
 		s.Origins = manifest.Listed()
 	}
 	native := s.GOOS == runtime.GOOS

@@ -56,6 +56,10 @@ func (h Host) Check(f Family, origins Origins, isAbs func(string) bool) []Proble
 			add("allowed_origins", "is missing, so no extension may connect")
 			break
 		}
+		if err := origins.valid(); err != nil {
+			add("allowed_origins", "cannot be checked: %v", err)
+			break
+		}
 		// The unpacked copy's origin and each store's: a manifest written
 		// before fillgate was listed in a store keeps the store copy out.
 		for _, want := range origins {

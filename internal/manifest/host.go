@@ -49,6 +49,9 @@ func New(f Family, binary string, origins Origins) (Host, error) {
 	h := Host{Name: HostName, Description: Description, Path: binary, Type: "stdio"}
 	switch f {
 	case Chromium:
+		if err := origins.valid(); err != nil {
+			return Host{}, err
+		}
 		h.AllowedOrigins = slices.Clone(origins)
 	case Firefox:
 		h.AllowedExtensions = []string{FirefoxID}

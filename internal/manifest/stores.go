@@ -70,6 +70,22 @@ func chromiumOrigins(ids ...string) []string {
 	return out
 }
 
+// valid says why o cannot be a host's origins, or nil: it must start with
+// the unpacked extension's origin, and every entry must be an extension
+// origin Chromium accepts (an empty or foreign list would let no copy of
+// fillgate's extension, or another extension, start the host).
+func (o Origins) valid() error {
+	if len(o) == 0 || o[0] != ExtensionOrigin {
+		return fmt.Errorf("the extension origins %v do not start with the unpacked extension's, %s", []string(o), ExtensionOrigin)
+	}
+	for _, origin := range o {
+		if !originPattern.MatchString(origin) {
+			return fmt.Errorf("the extension origin %q is not of the form chrome-extension://<id>/", origin)
+		}
+	}
+	return nil
+}
+
 // IsStore reports whether origin is one of o but not the unpacked
 // copy's: fillgate's extension as a store installed it. (Firefox's add-on
 // id is the same either way.)

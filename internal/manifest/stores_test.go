@@ -126,3 +126,23 @@ func TestBuildInfo(t *testing.T) {
 		t.Errorf("Build() = %+v, want %+v", got, want)
 	}
 }
+
+// TestOriginsThatCannotBeAHostsAreRefused: an empty list, one without the
+// unpacked copy first, or one with a malformed entry makes no manifest
+// and passes no manifest's check (else a manifest listing only another
+// extension would pass).
+func TestOriginsThatCannotBeAHostsAreRefused(t *testing.T) {
+	foreign := "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"
+	h := Host{Name: HostName, Type: "stdio", Path: "/usr/bin/fillgate", AllowedOrigins: []string{foreign}}
+	for _, o := range []Origins{nil, {}, {foreign}, {foreign, ExtensionOrigin}, {ExtensionOrigin, "chrome-extension://x/"}} {
+		if _, err := New(Chromium, "/usr/bin/fillgate", o); err == nil {
+			t.Errorf("New with origins %q made a manifest", o)
+		}
+		if got := h.Check(Chromium, o, unixAbs); len(got) == 0 {
+			t.Errorf("with origins %q, a manifest that lists only another extension passed its check", o)
+		}
+	}
+	if _, err := New(Firefox, "/usr/bin/fillgate", nil); err != nil {
+		t.Errorf("New(Firefox) needs no Chromium origins: %v", err)
+	}
+}
