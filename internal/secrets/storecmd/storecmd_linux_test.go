@@ -47,6 +47,9 @@ func TestRunArgsEnvStdinStdout(t *testing.T) {
 	if want := []string{"PATH", "HOME", "OP_SESSION_abc", "OP_ACCOUNT", "LC_MESSAGES"}; !slices.Equal(run.EnvNames(), want) {
 		t.Errorf("environment = %q; want exactly %q", run.EnvNames(), want)
 	}
+	if !slices.Contains(run.Env, "LC_MESSAGES=C") {
+		t.Errorf("environment = %q; want LC_MESSAGES=C, the English that Classify reads", run.EnvNames())
+	}
 	leakscan.Bytes(t, secret, "the store's argv", run.Cmdline())
 	leakscan.Bytes(t, dbPassword, "the store's argv", run.Cmdline())
 	leakscan.Bytes(t, dbPassword, "the store's environment", run.Environ())
@@ -57,11 +60,38 @@ func TestRunArgsEnvStdinStdout(t *testing.T) {
 	}
 }
 
+// TestMessagesStayEnglish: no locale the environment or the store's own
+// settings carry replaces LC_MESSAGES=C, whose English Classify reads.
+func TestMessagesStayEnglish(t *testing.T) {
+	d := standins.Install(t, "store")
+	done := fetch(Command{Store: "store", Path: d.Program("store"),
+		Environ: []string{"PATH=/usr/bin:/bin", "LC_MESSAGES=de_DE.UTF-8"}, Keys: []string{"PATH", "LC_*"}, Set: []string{"LC_MESSAGES=fr_FR.UTF-8"}})
+	run := d.Next()
+	var got []string
+	for _, kv := range run.Env {
+		if strings.HasPrefix(kv, "LC_MESSAGES=") {
+			got = append(got, kv)
+		}
+	}
+	// os/exec keeps the last of two entries for one key; the program
+	// sees one.
+	if len(got) == 0 || got[len(got)-1] != "LC_MESSAGES=C" {
+		t.Errorf("LC_MESSAGES entries %q; want the last to be LC_MESSAGES=C", got)
+	}
+	run.Answer(0, false, []byte("x\n"))
+	if r := <-done; r.err != nil {
+		t.Fatalf("Run: %v", r.err)
+	}
+}
+
 // TestRunInHome: the program runs in the HOME of the environment it is
 // given, and in the root directory when that is unset or no directory.
 func TestRunInHome(t *testing.T) {
 	d := standins.Install(t, "store")
-	home := t.TempDir()
+	home, err := filepath.EvalSymlinks(t.TempDir()) // the kernel reports the cwd resolved
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		environ []string
 		want    string

@@ -1,6 +1,6 @@
 // Package child starts the processes a test runs beside itself: copies of
-// the test binary acting as helpers, hosts and clients. A process started
-// here ends with the test that started it.
+// the test binary acting as helpers, hosts and clients. A process Start
+// starts ends with the test that started it.
 package child
 
 import (
@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // CopySelf copies the running test binary to dir/name, executable by
@@ -25,6 +26,9 @@ func CopySelf(t testing.TB, dir, name string) string {
 	}
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, data, 0o755); err != nil {
+		t.Fatalf("copying the test binary: %v", err)
+	}
+	if err := os.Chmod(p, 0o755); err != nil { // whatever the umask took away
 		t.Fatalf("copying the test binary: %v", err)
 	}
 	return p
@@ -48,7 +52,8 @@ func Pipes(t testing.TB, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadClo
 // Start starts cmd with its standard input held open until the test ends,
 // when it is closed and cmd waited for, and returns cmd's standard output.
 // A helper that reads its stdin to the end lives exactly as long as the
-// test. The returned closer closes stdin earlier.
+// test; one still running 10 s after its stdin closed is killed. The
+// returned closer closes stdin earlier.
 func Start(t testing.TB, cmd *exec.Cmd) (io.Reader, io.Closer) {
 	t.Helper()
 	stdin, stdout := Pipes(t, cmd)
@@ -57,7 +62,15 @@ func Start(t testing.TB, cmd *exec.Cmd) (io.Reader, io.Closer) {
 	}
 	t.Cleanup(func() {
 		_ = stdin.Close()
-		_ = cmd.Wait()
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s still ran 10 s after its stdin closed: killed", cmd.Path)
+			_ = cmd.Process.Kill()
+			<-exited
+		}
 	})
 	return stdout, stdin
 }

@@ -2,7 +2,8 @@
 // own script: the page opens a stream of server-sent events, and each
 // order arrives on it as one JSON event. So a test steers a page of a
 // browser that nothing drives, with nothing a site's own script could not
-// do. The newest stream that takes orders gets them.
+// do. The newest stream that takes orders gets them. Proxy puts the
+// test's script into a site's pages.
 package pagestream
 
 import (
@@ -13,7 +14,7 @@ import (
 	"sync"
 )
 
-// Stream hands orders of type T to the newest page's stream. The zero
+// Stream hands orders of type T to the newest stream that takes them. The zero
 // value has no page yet and is ready to use.
 type Stream[T any] struct {
 	mu     sync.Mutex
@@ -70,7 +71,8 @@ func (s *Stream[T]) Serve(w http.ResponseWriter, r *http.Request, take bool) {
 }
 
 // Send gives the newest taking stream the order, waiting (within ctx)
-// for a page to open one.
+// for a page to open one. An order handed to a stream whose page then
+// goes is lost: the caller waits for the page's answer, not for Send.
 func (s *Stream[T]) Send(ctx context.Context, o T) error {
 	for {
 		s.mu.Lock()

@@ -280,7 +280,7 @@ func (a *attackRig) personTypes(t testing.TB, run *fillRun, value []byte) {
 	ctx, cancel := run.Awaiting(a.ctx, 60*time.Second)
 	defer cancel()
 	if err := a.person.TypeInDialog(ctx, value); err != nil {
-		t.Fatalf("the person: %v (fillgate said %s)", err, a.Withheld(run.Stdout()))
+		t.Fatalf("the person: %s (fillgate said %s)", a.Withheld([]byte(err.Error())), a.Withheld(run.Stdout()))
 	}
 }
 

@@ -299,7 +299,7 @@ func (f *fillRun) types(t testing.TB, value []byte) {
 	ctx, cancel := f.Awaiting(f.r.ctx, 60*time.Second)
 	defer cancel()
 	if err := f.r.person.TypeInDialog(ctx, value); err != nil {
-		t.Fatalf("the person: %v (fillgate said %s)", err, f.r.Withheld(f.Stdout()))
+		t.Fatalf("the person: %s (fillgate said %s)", f.r.Withheld([]byte(err.Error())), f.r.Withheld(f.Stdout()))
 	}
 }
 
@@ -309,7 +309,7 @@ func (f *fillRun) presses(t testing.TB, keys ...string) {
 	ctx, cancel := f.Awaiting(f.r.ctx, 60*time.Second)
 	defer cancel()
 	if err := f.r.person.PressInDialog(ctx, keys...); err != nil {
-		t.Fatalf("the person: %v (fillgate said %s)", err, f.r.Withheld(f.Stdout()))
+		t.Fatalf("the person: %s (fillgate said %s)", f.r.Withheld([]byte(err.Error())), f.r.Withheld(f.Stdout()))
 	}
 }
 
