@@ -69,16 +69,22 @@ type room struct {
 	cdp                       *cdp.Browser      // the tab as fillgate's in-page functions see it
 	rin                       fill.Inspection   // the room's own inspection
 
-	mu       sync.Mutex
-	forks    map[string]chan struct{} // sites whose cookies were copied in (closed once done)
-	seeded   map[websession.Key]websession.Cookie
-	bound    bool                       // a response started a device-bound session
-	carried  string                     // the origin a redirect would have carried the login's body to (stopped)
-	sent     string                     // the origin of another site a request would have carried the value to (stopped)
-	opened   string                     // the address the room opened
-	docs     map[network.RequestID]bool // requests open, true for documents
-	last     time.Time                  // the page's last sign of life
-	kick     chan struct{}              // closed and replaced on activity
+	mu      sync.Mutex
+	forks   map[string]chan struct{} // sites whose cookies were copied in (closed once done)
+	seeded  map[websession.Key]websession.Cookie
+	bound   bool                       // a response started a device-bound session
+	carried string                     // the origin a redirect would have carried the login's body to (stopped)
+	sent    string                     // the origin of another site a request would have carried the value to (stopped)
+	opened  string                     // the address the room opened
+	docs    map[network.RequestID]bool // requests open, true for documents
+	// rawDue counts, by request, a document's responses whose raw headers
+	// (responseReceivedExtraInfo) Chromium said will come, less those that
+	// came: a device-bound session may show only there, so the login is
+	// not settled while one is due. Raw headers that come first count
+	// below zero.
+	rawDue   map[network.RequestID]int
+	last     time.Time     // the page's last sign of life
+	kick     chan struct{} // closed and replaced on activity
 	closed   bool
 	closeOne sync.Once
 
@@ -98,7 +104,7 @@ func start(ctx context.Context, cfg Config, exe string) (*room, error) {
 	}
 	r := &room{cfg: cfg, dir: dir, done: done,
 		forks: map[string]chan struct{}{}, seeded: map[websession.Key]websession.Cookie{},
-		docs: map[network.RequestID]bool{}, last: time.Now(), kick: make(chan struct{})}
+		docs: map[network.RequestID]bool{}, rawDue: map[network.RequestID]int{}, last: time.Now(), kick: make(chan struct{})}
 	opts := append(flags(dir), chromedp.ExecPath(exe), chromedp.NoInheritEnv, chromedp.Env(environ()...),
 		chromedp.ModifyCmdFunc(ownGroup))
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -240,26 +246,43 @@ func (r *room) listen(ev any) {
 		// goes out; its raw headers (responseReceivedExtraInfo) may come
 		// at any time after, even once the login has settled.
 		bound := ev.RedirectResponse != nil && bindsSession(ev.RedirectResponse.Headers)
+		doc := ev.Type == network.ResourceTypeDocument
 		r.note(func() {
-			r.docs[ev.RequestID] = ev.Type == network.ResourceTypeDocument
+			r.docs[ev.RequestID] = doc
 			r.bound = r.bound || bound
+			if doc && ev.RedirectResponse != nil && ev.RedirectHasExtraInfo {
+				r.due(ev.RequestID, 1)
+			}
 		})
 	case *network.EventLoadingFinished:
 		r.note(func() { delete(r.docs, ev.RequestID) })
 	case *network.EventLoadingFailed:
 		r.note(func() { delete(r.docs, ev.RequestID) })
 	case *network.EventResponseReceived:
-		if ev.Response != nil && bindsSession(ev.Response.Headers) {
-			r.note(func() { r.bound = true })
-		}
+		bound := ev.Response != nil && bindsSession(ev.Response.Headers)
+		r.note(func() {
+			r.bound = r.bound || bound
+			if ev.Type == network.ResourceTypeDocument && ev.HasExtraInfo {
+				r.due(ev.RequestID, 1)
+			}
+		})
 	case *network.EventResponseReceivedExtraInfo:
-		if bindsSession(ev.Headers) {
-			r.note(func() { r.bound = true })
-		}
+		bound := bindsSession(ev.Headers)
+		r.note(func() {
+			r.bound = r.bound || bound
+			r.due(ev.RequestID, -1)
+		})
 	case *page.EventFrameNavigated:
 		r.note(func() {})
 	case *page.EventNavigatedWithinDocument:
 		r.note(func() {})
+	}
+}
+
+// due adds n to the raw headers due for request id (under r.mu).
+func (r *room) due(id network.RequestID, n int) {
+	if r.rawDue[id] += n; r.rawDue[id] == 0 {
+		delete(r.rawDue, id)
 	}
 }
 
@@ -436,6 +459,11 @@ func (r *room) quiet() bool {
 			docs++
 		} else {
 			others++
+		}
+	}
+	for _, n := range r.rawDue {
+		if n > 0 {
+			return false // a document's raw headers are still to come
 		}
 	}
 	return docs == 0 && others <= 2 && time.Since(r.last) >= quietFor
