@@ -1055,7 +1055,7 @@ func TestCLI(t *testing.T) {
 
 		framed := sc.userTab(sc.originA + "/frame?src=" + sc.originB + "/password")
 		fctx := sc.frameCtx(sc.originB + "/password") // an out-of-process frame, loaded
-		framed.click(100, 95)                         // its password field
+		framed.clickInFrame(fctx, 100, 95, "pw")      // its password field
 		o = sc.fill("--service", "127.0.0.2", "--then", "submit", "--json").wait()
 		o.want(sc, fill.StatusRefused, "the login field is in a frame ("+sc.originB+" inside "+sc.originA+")", `driven = "in-page" for 127.0.0.2`)
 		if o.HandedOver != nil {

@@ -246,7 +246,7 @@ func splitSecret(t testing.TB) []byte {
 func crossOriginIframe(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/frame?src=" + e.originB + "/password")
 	fctx := e.frameCtx(e.originB + "/password") // an out-of-process frame
-	tb.click(100, 95)                           // the password field inside the iframe
+	tb.clickInFrame(fctx, 100, 95, "pw")        // the password field inside the iframe
 	b := e.connect(hostcdp.Options{})
 	in := e.inspect(b, "127.0.0.2", fill.FieldPassword)
 	wantKind(t, in, fill.FieldPassword)
@@ -262,8 +262,7 @@ func crossOriginIframe(t *testing.T, e *env) {
 
 func hiddenIframeIsReported(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/frame?src=" + e.originB + "/password")
-	e.frameCtx(e.originB + "/password")
-	tb.click(100, 95)
+	tb.clickInFrame(e.frameCtx(e.originB+"/password"), 100, 95, "pw")
 	tb.eval(`document.getElementById('f').style.opacity = '0.01'; true`)
 	b := e.connect(hostcdp.Options{})
 	in := e.inspect(b, "127.0.0.2", fill.FieldPassword)
@@ -340,8 +339,7 @@ func spoofingPageCannotFoolTheChecks(t *testing.T, e *env) {
 
 func iframeNavigatedBeforeInsert(t *testing.T, e *env) {
 	tb := e.openTab(e.originA + "/frame?src=" + e.originB + "/password")
-	e.frameCtx(e.originB + "/password")
-	tb.click(100, 95)
+	tb.clickInFrame(e.frameCtx(e.originB+"/password"), 100, 95, "pw")
 	b := e.connect(hostcdp.Options{})
 	in := e.inspect(b, "127.0.0.2", fill.FieldPassword)
 	// The iframe now shows a same-origin (in-process) page instead.
