@@ -41,7 +41,7 @@ type Command struct {
 	// Args are its arguments, fixed by the policy.
 	Args []string
 	// Environ is the environment the program's own is taken from
-	// ("KEY=value"): only the entries for Keys (see Env), then Set, then
+	// ("KEY=value"): only the entries for Keys (see minimalEnv), then Set, then
 	// LC_MESSAGES=C, so that what it prints on stderr is in the English
 	// Classify reads. It runs in Environ's HOME, or in the root directory
 	// when that is unset or not a directory.
@@ -71,9 +71,9 @@ func Run(parent context.Context, c Command) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(parent, cmp.Or(c.Timeout, DefaultTimeout))
 	defer cancel()
 	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Env = Env(c.Environ, c.Keys, append(slices.Clip(c.Set), "LC_MESSAGES=C")...) // never nil: nil would pass on fillgate's own environment
+	cmd.Env = minimalEnv(c.Environ, c.Keys, append(slices.Clip(c.Set), "LC_MESSAGES=C")...) // never nil: nil would pass on fillgate's own environment
 	cmd.Dir = string(filepath.Separator)
-	if home := Getenv(c.Environ, "HOME"); home != "" {
+	if home := getenv(c.Environ, "HOME"); home != "" {
 		if fi, err := os.Stat(home); err == nil && fi.IsDir() {
 			cmd.Dir = home
 		}
@@ -173,9 +173,9 @@ func fail(c Command, err error) error {
 	return &secrets.Error{Source: c.Store, Kind: secrets.KindFailed, Detail: fmt.Sprintf("could not run %s: %v", c.Path, err), Fix: "check that " + c.Store + " is installed"}
 }
 
-// Getenv returns key's value in environ ("KEY=value" entries; the last
+// getenv returns key's value in environ ("KEY=value" entries; the last
 // one wins, as in os/exec), or "".
-func Getenv(environ []string, key string) string {
+func getenv(environ []string, key string) string {
 	v := ""
 	for _, kv := range environ {
 		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
@@ -185,10 +185,10 @@ func Getenv(environ []string, key string) string {
 	return v
 }
 
-// Env builds a minimal environment from environ: the entries for keys (a
+// minimalEnv builds a minimal environment from environ: the entries for keys (a
 // key ending in * takes every variable with that prefix), in order, empty
 // values left out, then extra (which win over them).
-func Env(environ []string, keys []string, extra ...string) []string {
+func minimalEnv(environ []string, keys []string, extra ...string) []string {
 	env := []string{}
 	seen := map[string]bool{}
 	for _, extraKV := range extra {
@@ -196,7 +196,7 @@ func Env(environ []string, keys []string, extra ...string) []string {
 		seen[k] = true
 	}
 	add := func(k string) {
-		if v := Getenv(environ, k); v != "" && !seen[k] {
+		if v := getenv(environ, k); v != "" && !seen[k] {
 			seen[k] = true
 			env = append(env, k+"="+v)
 		}
@@ -228,7 +228,7 @@ func Find(store, name, command string, environ []string, install string) (string
 		}
 		return command, nil
 	}
-	get := func(k string) string { return Getenv(environ, k) }
+	get := func(k string) string { return getenv(environ, k) }
 	for _, dir := range filepath.SplitList(get("PATH")) {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue // a relative PATH entry would depend on the working directory

@@ -208,16 +208,16 @@ func TestFind(t *testing.T) {
 	}
 }
 
-func TestEnvAndGetenv(t *testing.T) {
+func TestMinimalEnvAndGetenv(t *testing.T) {
 	environ := []string{"A=1", "B=2", "A=3", "P_X=x", "P_Y=", "C"}
-	if Getenv(environ, "A") != "3" || Getenv(environ, "C") != "" || Getenv(environ, "Z") != "" {
-		t.Fatal("Getenv")
+	if getenv(environ, "A") != "3" || getenv(environ, "C") != "" || getenv(environ, "Z") != "" {
+		t.Fatal("getenv")
 	}
-	got := Env(environ, []string{"A", "P_*", "B", "Z"}, "B=override")
+	got := minimalEnv(environ, []string{"A", "P_*", "B", "Z"}, "B=override")
 	if want := []string{"A=3", "P_X=x", "B=override"}; !slices.Equal(got, want) {
-		t.Fatalf("Env = %q; want %q", got, want)
+		t.Fatalf("minimalEnv = %q; want %q", got, want)
 	}
-	if Env(nil, nil) == nil {
-		t.Fatal("Env returned nil, which os/exec reads as the whole environment")
+	if minimalEnv(nil, nil) == nil {
+		t.Fatal("minimalEnv returned nil, which os/exec reads as the whole environment")
 	}
 }
